@@ -1,0 +1,74 @@
+#include "tools/args.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace memgrad::cli {
+
+Args::Args(const std::vector<std::string>& words, const std::vector<std::string>& flags,
+           const std::vector<std::string>& valued) {
+  auto known = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    if (word.rfind("--", 0) != 0) {
+      positional_.push_back(word);
+      continue;
+    }
+    std::string name = word.substr(2);
+    std::string value;
+    bool inline_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      inline_value = true;
+    }
+    if (known(flags, name)) {
+      if (inline_value) throw UsageError("option --" + name + " takes no value");
+      values_[name] = "1";
+    } else if (known(valued, name)) {
+      if (!inline_value) {
+        if (i + 1 >= words.size()) throw UsageError("option --" + name + " needs a value");
+        value = words[++i];
+      }
+      values_[name] = value;
+    } else {
+      throw UsageError("unknown option --" + name + " (see --help)");
+    }
+  }
+}
+
+std::string Args::get(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+std::optional<std::string> Args::get(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+long Args::get_int(const std::string& name, long fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  long v = std::strtol(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0')
+    throw UsageError("option --" + name + " expects an integer, got '" + it->second + "'");
+  return v;
+}
+
+double Args::get_double(const std::string& name, double fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !std::isfinite(v))
+    throw UsageError("option --" + name + " expects a number, got '" + it->second + "'");
+  return v;
+}
+
+}  // namespace memgrad::cli

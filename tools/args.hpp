@@ -1,0 +1,38 @@
+// Command-line arguments shared by every memgrad subcommand: `--name value`, `--flag`, and
+// positional words. A subcommand declares the options it knows; anything else is a usage error.
+#pragma once
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace memgrad::cli {
+
+// Bad usage or bad input: the message is printed and the program exits with code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Args {
+ public:
+  // `flags` are options that take no value (e.g. "json"); every other `--name` takes one value.
+  Args(const std::vector<std::string>& words, const std::vector<std::string>& flags,
+       const std::vector<std::string>& valued);
+
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  std::string get(const std::string& name, const std::string& fallback) const;
+  std::optional<std::string> get(const std::string& name) const;
+  long get_int(const std::string& name, long fallback) const;
+  double get_double(const std::string& name, double fallback) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+};
+
+// Parses "--threads N" (default: all cores) and applies it to TBB and OpenBLAS for the process.
+int threads_option(const Args& args);
+
+}  // namespace memgrad::cli

@@ -1,0 +1,15 @@
+// The memgrad subcommands. Each takes the words after its name, prints its own --help, and returns
+// the process exit code (0 ok, 1 a check failed, 2 bad usage or bad input).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace memgrad::cli {
+
+using Words = std::vector<std::string>;
+
+int cmd_gradcheck(const Words& words);
+int cmd_bench(const Words& words);
+int cmd_metrics(const Words& words);
+
+}  // namespace memgrad::cli

@@ -1,0 +1,56 @@
+// memgrad: one program, several subcommands (see `memgrad --help`).
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "engine/error.hpp"
+#include "tools/args.hpp"
+#include "tools/commands.hpp"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(const memgrad::cli::Words&);
+  const char* summary;
+};
+
+const Command kCommands[] = {
+    {"gradcheck", memgrad::cli::cmd_gradcheck, "finite-difference gradient checks of ops and models"},
+    {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},
+    {"metrics", memgrad::cli::cmd_metrics, "multi-label metrics (AUC, AP, F1, P@k) of score files"},
+};
+
+void print_usage() {
+  std::printf("usage: memgrad COMMAND [options]   (memgrad COMMAND --help for its options)\n\n");
+  for (const Command& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    print_usage();
+    return argc < 2 ? 2 : 0;
+  }
+  std::string name = argv[1];
+  memgrad::cli::Words words(argv + 2, argv + argc);
+  for (const Command& c : kCommands) {
+    if (name != c.name) continue;
+    try {
+      return c.run(words);
+    } catch (const memgrad::cli::UsageError& e) {
+      std::fprintf(stderr, "memgrad %s: %s\n", c.name, e.what());
+      return 2;
+    } catch (const memgrad::Error& e) {
+      std::fprintf(stderr, "memgrad %s: %s\n", c.name, e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "memgrad %s: internal error: %s\n", c.name, e.what());
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "memgrad: unknown command '%s'\n\n", name.c_str());
+  print_usage();
+  return 2;
+}
