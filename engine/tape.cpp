@@ -1,0 +1,225 @@
+#include "engine/tape.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <ostream>
+
+namespace memgrad {
+namespace {
+const OpDef kInput{"input", true};
+const OpDef kParameter{"parameter", true};
+const OpDef kDetach{"detach", true};
+
+// Index of the first non-finite element, or -1.
+int64_t first_non_finite(const Tensor& t) {
+  int64_t bad = -1;
+  MG_DISPATCH(t.dtype(), T, {
+    const T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(p[i])) {
+        bad = i;
+        break;
+      }
+  });
+  return bad;
+}
+
+double norm(const Tensor& t) {
+  double s = 0;
+  MG_DISPATCH(t.dtype(), T, {
+    const T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) s += double(p[i]) * double(p[i]);
+  });
+  return std::sqrt(s);
+}
+}  // namespace
+
+const Tensor& Var::value() const { return tape->value(id); }
+const Shape& Var::shape() const { return tape->value(id).shape(); }
+DType Var::dtype() const { return tape->value(id).dtype(); }
+Tensor Var::grad() const { return tape->has_grad(id) ? tape->grad(id) : Tensor(); }
+
+Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
+  MG_CHECK(value.defined(), "tape input: undefined tensor");
+  const NodeId id = NodeId(nodes_.size());
+  Node n;
+  n.op = param ? &kParameter : &kInput;
+  n.requires_grad = requires_grad && grad_enabled_;
+  n.param = param;
+  n.inputs_begin = int32_t(inputs_.size());
+  nodes_.push_back(n);
+  if (values_.size() <= size_t(id)) {
+    values_.emplace_back();
+    grads_.emplace_back();
+    saved_.emplace_back();
+    grad_live_.push_back(0);
+  }
+  values_[size_t(id)] = value;  // shares storage: a leaf never copies its data
+  grad_live_[size_t(id)] = 0;
+  if (param) param_leaves_.push_back(id);
+  if (detect_anomaly_) check_value(id);
+  return Var{this, id};
+}
+
+Var Tape::input(const Tensor& value, bool requires_grad) {
+  return add_leaf(value, requires_grad, nullptr);
+}
+
+Var Tape::param(Parameter& p) {
+  // One leaf per parameter per step: reuse it when the parameter is used again.
+  for (NodeId id : param_leaves_)
+    if (nodes_[size_t(id)].param == &p) return Var{this, id};
+  return add_leaf(p.value, true, &p);
+}
+
+Var detach(Var x) {
+  Var out = x.tape->input(x.value(), false);
+  x.tape->node(out.id).op = &kDetach;
+  return out;
+}
+
+Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<const Var> inputs,
+                 BackwardFn backward) {
+  const NodeId id = NodeId(nodes_.size());
+  Node n;
+  n.op = &op;
+  n.inputs_begin = int32_t(inputs_.size());
+  n.num_inputs = int32_t(inputs.size());
+  bool needs = false;
+  for (const Var& v : inputs) {
+    MG_CHECK(v.tape == this, op.name, ": input comes from another tape (or is undefined)");
+    inputs_.push_back(v.id);
+    needs = needs || nodes_[size_t(v.id)].requires_grad;
+  }
+  // The previous op has filled its value by now: anomaly mode checks it here.
+  if (detect_anomaly_ && id > 0) check_value(id - 1);
+  n.requires_grad = needs && grad_enabled_ && backward != nullptr;
+  n.backward = n.requires_grad ? backward : nullptr;
+  nodes_.push_back(n);
+  if (values_.size() <= size_t(id)) {
+    values_.emplace_back();
+    grads_.emplace_back();
+    saved_.emplace_back();
+    grad_live_.push_back(0);
+  }
+  values_[size_t(id)].reshape_reuse(shape, dtype);
+  grad_live_[size_t(id)] = 0;
+  return Var{this, id};
+}
+
+Tensor& Tape::make_saved(NodeId id, const Shape& shape, DType dtype) {
+  saved_[size_t(id)].reshape_reuse(shape, dtype);
+  return saved_[size_t(id)];
+}
+
+Tensor& Tape::grad(NodeId id) {
+  Tensor& g = grads_[size_t(id)];
+  if (!grad_live_[size_t(id)]) {
+    const Tensor& v = values_[size_t(id)];
+    g.reshape_reuse(v.shape(), v.dtype());
+    g.zero();
+    grad_live_[size_t(id)] = 1;
+  }
+  return g;
+}
+
+void Tape::check_value(NodeId id) const {
+  const int64_t bad = first_non_finite(values_[size_t(id)]);
+  if (bad < 0) return;
+  const Node& n = nodes_[size_t(id)];
+  fail("anomaly: op '", n.op->name, "' (node ", id, ") produced a non-finite value ",
+       values_[size_t(id)].at(bad), " at element ", bad, " of its output of shape ",
+       values_[size_t(id)].shape());
+}
+
+void Tape::backward(Var loss, bool flush_params) {
+  MG_CHECK(loss.tape == this, "backward: the loss belongs to another tape");
+  MG_CHECK(loss.value().numel() == 1, "backward: the loss must be a scalar, got shape ",
+           loss.shape(), " (use backward(out, upstream) for a non-scalar output)");
+  if (detect_anomaly_) check_value(loss.id);
+  grad(loss.id).fill(1.0);
+  run_backward(loss.id, flush_params);
+}
+
+void Tape::backward(Var out, const Tensor& upstream, bool flush_params) {
+  MG_CHECK(out.tape == this, "backward: the output belongs to another tape");
+  MG_CHECK(upstream.shape() == out.shape(), "backward: upstream gradient of shape ",
+           upstream.shape(), " for an output of shape ", out.shape());
+  if (detect_anomaly_) check_value(out.id);
+  grad(out.id).copy_from(upstream);
+  run_backward(out.id, flush_params);
+}
+
+void Tape::run_backward(NodeId from, bool flush_params) {
+  params_flushed_ = false;
+  for (NodeId id = from; id >= 0; --id) {
+    const Node& n = nodes_[size_t(id)];
+    if (!n.backward || !grad_live_[size_t(id)]) continue;
+    n.backward(*this, id);
+    if (!detect_anomaly_) continue;
+    for (int k = 0; k < n.num_inputs; ++k) {
+      const NodeId in = input_id(id, k);
+      if (!grad_live_[size_t(in)]) continue;
+      const int64_t bad = first_non_finite(grads_[size_t(in)]);
+      if (bad >= 0)
+        fail("anomaly: the backward of op '", n.op->name, "' (node ", id,
+             ") produced a non-finite gradient for its input ", k, " (node ", in, ", op '",
+             nodes_[size_t(in)].op->name, "') at element ", bad);
+    }
+  }
+  if (flush_params) flush_param_grads();
+}
+
+void Tape::flush_param_grads() {
+  if (params_flushed_) return;  // flushed once per backward: a second flush adds nothing
+  params_flushed_ = true;
+  for (NodeId id : param_leaves_) {
+    if (!grad_live_[size_t(id)]) continue;
+    Parameter& p = *nodes_[size_t(id)].param;
+    const Tensor& g = grads_[size_t(id)];
+    MG_CHECK(p.grad.shape() == g.shape() && p.grad.dtype() == g.dtype(), "parameter '", p.name,
+             "': gradient buffer of shape ", p.grad.shape(), " does not match ", g.shape());
+    MG_DISPATCH(g.dtype(), T, {
+      const T* src = g.data<T>();
+      T* dst = p.grad.data<T>();
+      for (int64_t i = 0; i < g.numel(); ++i) dst[i] += src[i];
+    });
+  }
+}
+
+void Tape::reset() {
+  nodes_.clear();
+  inputs_.clear();
+  param_leaves_.clear();
+  noise_counter_ = 0;
+  params_flushed_ = false;
+  for (size_t i = 0; i < values_.size(); ++i) grad_live_[i] = 0;
+}
+
+Rng Tape::noise_stream() {
+  const uint64_t key = mix64(step_ * 0x9e3779b97f4a7c15ULL + noise_counter_++);
+  return Rng(seed_, key);
+}
+
+void Tape::print(std::ostream& out) const {
+  out << std::left << std::setw(6) << "node" << std::setw(22) << "op" << std::setw(16) << "shape"
+      << std::setw(18) << "inputs" << std::setw(14) << "|value|" << "|grad|\n";
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    std::string ins;
+    for (int k = 0; k < n.num_inputs; ++k)
+      ins += (k ? "," : "") + std::to_string(inputs_[size_t(n.inputs_begin + k)]);
+    std::string name = n.op->name;
+    if (n.param) name += ":" + n.param->name;
+    out << std::setw(6) << i << std::setw(22) << name << std::setw(16)
+        << values_[i].shape().str() << std::setw(18) << ins << std::setw(14)
+        << norm(values_[i]);
+    if (grad_live_[i])
+      out << norm(grads_[i]);
+    else
+      out << "-";
+    out << '\n';
+  }
+}
+
+}  // namespace memgrad

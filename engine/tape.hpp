@@ -1,0 +1,157 @@
+// The tape: a define-by-run record of a computation, for reverse-mode autodiff.
+//
+// Calling an op computes its value at once and appends a Node: the op, its inputs, a backward
+// function and a few saved numbers. A Var is a handle (tape + node index). backward(loss) walks the
+// nodes in reverse creation order, and each node's backward adds into its inputs' gradients.
+// reset() truncates the node list but keeps every buffer, so the next step of the same shape
+// allocates nothing: node i's value, gradient and saved tensor reuse slot i's memory.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <vector>
+
+#include "engine/op_def.hpp"
+#include "engine/parameter.hpp"
+#include "engine/rng.hpp"
+#include "engine/tensor.hpp"
+
+namespace memgrad {
+
+class Tape;
+using NodeId = int32_t;
+
+// A handle to a node of a tape. Cheap to copy; valid until the tape is reset.
+struct Var {
+  Tape* tape = nullptr;
+  NodeId id = -1;
+
+  bool defined() const { return tape != nullptr; }
+  const Tensor& value() const;
+  const Shape& shape() const;
+  DType dtype() const;
+  int64_t dim(int i) const { return shape()[i]; }
+  // The gradient of the last backward() with respect to this node (an undefined tensor if none
+  // reached it).
+  Tensor grad() const;
+};
+
+// Backward of one node: reads the node's gradient and adds into its inputs' gradients.
+using BackwardFn = void (*)(Tape& tape, NodeId node);
+
+struct Node {
+  const OpDef* op = nullptr;
+  BackwardFn backward = nullptr;  // null for leaves and for nodes that need no gradient
+  int32_t inputs_begin = 0;       // into the tape's input pool
+  int32_t num_inputs = 0;
+  bool requires_grad = false;
+  Parameter* param = nullptr;  // set on parameter leaves
+  // Small saved arguments (axis, flags, scalars) an op's backward needs.
+  std::array<int64_t, 4> ints{};
+  std::array<double, 2> reals{};
+};
+
+class Tape {
+ public:
+  explicit Tape(uint64_t seed = 0) : seed_(seed) {}
+  Tape(const Tape&) = delete;
+  Tape& operator=(const Tape&) = delete;
+
+  // ---- leaves
+  // A constant input (data). With requires_grad it gets a gradient (gradient checks, inspection).
+  Var input(const Tensor& value, bool requires_grad = false);
+  // A parameter: one leaf per parameter per tape; its gradient is added into param.grad by
+  // backward() (or by flush_param_grads()).
+  Var param(Parameter& p);
+
+  // ---- building nodes (used by ops)
+  // Appends a node whose value has `shape` and `dtype` (uninitialised: the op fills it).
+  Var record(const OpDef& op, const Shape& shape, DType dtype, std::span<const Var> inputs,
+             BackwardFn backward);
+  Var record(const OpDef& op, const Shape& shape, DType dtype, std::initializer_list<Var> inputs,
+             BackwardFn backward) {
+    return record(op, shape, dtype, std::span<const Var>(inputs.begin(), inputs.size()), backward);
+  }
+  Node& node(NodeId id) { return nodes_[size_t(id)]; }
+  const Node& node(NodeId id) const { return nodes_[size_t(id)]; }
+  NodeId input_id(NodeId id, int k) const { return inputs_[size_t(nodes_[size_t(id)].inputs_begin + k)]; }
+  Var input_var(NodeId id, int k) { return Var{this, input_id(id, k)}; }
+  Tensor& value(NodeId id) { return values_[size_t(id)]; }
+  const Tensor& value(NodeId id) const { return values_[size_t(id)]; }
+  // A per-node saved tensor (indices, masks, replayed noise), reusing slot memory.
+  Tensor& make_saved(NodeId id, const Shape& shape, DType dtype);
+  Tensor& saved(NodeId id) { return saved_[size_t(id)]; }
+
+  // ---- gradients
+  bool requires_grad(NodeId id) const { return nodes_[size_t(id)].requires_grad; }
+  bool has_grad(NodeId id) const { return grad_live_[size_t(id)] != 0; }
+  // The gradient of node id, allocated and zeroed on first use in this backward pass.
+  Tensor& grad(NodeId id);
+
+  // Runs backward from a scalar (numel 1) loss with d(loss) = 1.
+  void backward(Var loss, bool flush_params = true);
+  // Runs backward from any node with a given upstream gradient (same shape as the node).
+  void backward(Var out, const Tensor& upstream, bool flush_params = true);
+  // Adds each parameter leaf's gradient into its Parameter::grad. Call it in a fixed order over
+  // tapes when several tapes (one per sample) share parameters.
+  void flush_param_grads();
+
+  // ---- steps
+  void reset();
+  size_t size() const { return nodes_.size(); }
+
+  // ---- modes
+  bool grad_enabled() const { return grad_enabled_; }
+  void set_grad_enabled(bool on) { grad_enabled_ = on; }
+  // Anomaly mode: every value and gradient is checked for NaN/Inf as it is made; the first op that
+  // makes one throws an Error naming it.
+  void set_detect_anomaly(bool on) { detect_anomaly_ = on; }
+  bool detect_anomaly() const { return detect_anomaly_; }
+  void check_value(NodeId id) const;
+
+  // ---- randomness: stochastic ops draw from noise_stream(), a stream keyed by (seed, step,
+  // index of the stochastic op in this step), so the same step replays the same noise.
+  uint64_t seed() const { return seed_; }
+  void set_seed(uint64_t s) { seed_ = s; }
+  uint64_t step() const { return step_; }
+  void set_step(uint64_t s) { step_ = s; }
+  Rng noise_stream();
+
+  // Prints one line per node: index, op, shape, inputs, value norm and gradient norm.
+  void print(std::ostream& out) const;
+
+ private:
+  Var add_leaf(const Tensor& value, bool requires_grad, Parameter* param);
+  void run_backward(NodeId from, bool flush_params);
+
+  std::vector<Node> nodes_;
+  std::vector<NodeId> inputs_;  // input pool: node k's inputs are a slice of it
+  std::vector<Tensor> values_;  // slot per node, reused across resets
+  std::vector<Tensor> grads_;
+  std::vector<Tensor> saved_;
+  std::vector<uint8_t> grad_live_;
+  std::vector<NodeId> param_leaves_;
+  uint64_t seed_;
+  uint64_t step_ = 0;
+  uint64_t noise_counter_ = 0;
+  bool params_flushed_ = false;
+  bool grad_enabled_ = true;
+  bool detect_anomaly_ = false;
+};
+
+// Turns recording of gradients off for its lifetime (evaluation, straight-through pieces).
+class NoGradScope {
+ public:
+  explicit NoGradScope(Tape& tape) : tape_(tape), was_(tape.grad_enabled()) { tape.set_grad_enabled(false); }
+  ~NoGradScope() { tape_.set_grad_enabled(was_); }
+
+ private:
+  Tape& tape_;
+  bool was_;
+};
+
+// The same value, cut off from the gradient.
+Var detach(Var x);
+
+}  // namespace memgrad

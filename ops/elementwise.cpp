@@ -1,0 +1,365 @@
+// Elementwise ops. Each rule holds its forward f and its derivatives side by side; backward
+// derivatives may use the saved output y, which is cheaper than recomputing (exp, sigmoid, tanh).
+#include "ops/elementwise.hpp"
+
+#include <cmath>
+
+#include "engine/gradcheck.hpp"
+#include "ops/broadcast.hpp"
+
+namespace memgrad {
+namespace {
+
+MG_OP(add);
+MG_OP(sub);
+MG_OP(mul);
+MG_OP(div);
+MG_OP(prelu);
+MG_OP(neg);
+MG_OP(exp);
+MG_OP(log);
+MG_OP(sqrt);
+MG_OP(pow);
+MG_OP(sigmoid);
+MG_OP(tanh);
+MG_OP(relu);
+MG_OP(softplus);
+MG_OP(clamp);
+MG_OP(scale);
+MG_OP(add_scalar);
+MG_OP(where);
+
+// ---------------------------------------------------------------- binary: z = f(a, b)
+// da and db are dz/da and dz/db at one element.
+struct AddRule {
+  template <class T> static T f(T a, T b) { return a + b; }
+  template <class T> static T da(T, T, T) { return T(1); }
+  template <class T> static T db(T, T, T) { return T(1); }
+};
+struct SubRule {
+  template <class T> static T f(T a, T b) { return a - b; }
+  template <class T> static T da(T, T, T) { return T(1); }
+  template <class T> static T db(T, T, T) { return T(-1); }
+};
+struct MulRule {
+  template <class T> static T f(T a, T b) { return a * b; }
+  template <class T> static T da(T, T b, T) { return b; }
+  template <class T> static T db(T a, T, T) { return a; }
+};
+struct DivRule {
+  template <class T> static T f(T a, T b) { return a / b; }
+  template <class T> static T da(T, T b, T) { return T(1) / b; }
+  template <class T> static T db(T, T b, T z) { return -z / b; }
+};
+struct PreluRule {  // a = x, b = slope
+  template <class T> static T f(T x, T s) { return x > T(0) ? x : s * x; }
+  template <class T> static T da(T x, T s, T) { return x > T(0) ? T(1) : s; }
+  template <class T> static T db(T x, T, T) { return x > T(0) ? T(0) : x; }
+};
+
+template <class Rule>
+void binary_backward(Tape& tape, NodeId id) {
+  const NodeId ia = tape.input_id(id, 0), ib = tape.input_id(id, 1);
+  const Tensor &a = tape.value(ia), &b = tape.value(ib), &z = tape.value(id);
+  const BroadcastPlan plan = plan_broadcast(tape.node(id).op->name, a.shape(), b.shape());
+  const bool want_a = tape.requires_grad(ia), want_b = tape.requires_grad(ib);
+  MG_DISPATCH(z.dtype(), T, {
+    const T *pa = a.data<T>(), *pb = b.data<T>(), *pz = z.data<T>();
+    const T* g = tape.grad(id).data<T>();
+    T* ga = want_a ? tape.grad(ia).data<T>() : nullptr;
+    T* gb = want_b ? tape.grad(ib).data<T>() : nullptr;
+    // Stretched inputs are visited once per output element they fed: += sums them back.
+    for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
+      if (ga) ga[i] += g[o] * Rule::da(pa[i], pb[j], pz[o]);
+      if (gb) gb[j] += g[o] * Rule::db(pa[i], pb[j], pz[o]);
+    });
+  });
+}
+
+template <class Rule>
+Var binary(const OpDef& op, Var a, Var b) {
+  MG_CHECK(a.tape == b.tape && a.defined(), op.name, ": inputs from different tapes");
+  MG_CHECK(a.dtype() == b.dtype(), op.name, ": dtypes differ (", dtype_name(a.dtype()), " vs ",
+           dtype_name(b.dtype()), ")");
+  const BroadcastPlan plan = plan_broadcast(op.name, a.shape(), b.shape());
+  Var z = a.tape->record(op, plan.result, a.dtype(), {a, b}, binary_backward<Rule>);
+  MG_DISPATCH(a.dtype(), T, {
+    const T *pa = a.value().data<T>(), *pb = b.value().data<T>();
+    T* pz = a.tape->value(z.id).data<T>();
+    for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) { pz[o] = Rule::f(pa[i], pb[j]); });
+  });
+  return z;
+}
+
+// ---------------------------------------------------------------- unary: y = f(x; p0, p1)
+// p0, p1 are the op's scalar arguments (exponent, clamp bounds), saved in the node.
+struct NegRule {
+  template <class T> static T f(T x, double, double) { return -x; }
+  template <class T> static T df(T, T, double, double) { return T(-1); }
+};
+struct ExpRule {
+  template <class T> static T f(T x, double, double) { return std::exp(x); }
+  template <class T> static T df(T, T y, double, double) { return y; }
+};
+struct LogRule {
+  template <class T> static T f(T x, double, double) { return std::log(x); }
+  template <class T> static T df(T x, T, double, double) { return T(1) / x; }
+};
+struct SqrtRule {
+  template <class T> static T f(T x, double, double) { return std::sqrt(x); }
+  template <class T> static T df(T, T y, double, double) { return T(0.5) / y; }
+};
+struct PowRule {
+  template <class T> static T f(T x, double p, double) { return std::pow(x, T(p)); }
+  template <class T> static T df(T x, T, double p, double) { return T(p) * std::pow(x, T(p - 1)); }
+};
+struct SigmoidRule {
+  template <class T> static T f(T x, double, double) {
+    // Two branches keep exp's argument non-positive: no overflow for large |x|.
+    if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+    const T e = std::exp(x);
+    return e / (T(1) + e);
+  }
+  template <class T> static T df(T, T y, double, double) { return y * (T(1) - y); }
+};
+struct TanhRule {
+  template <class T> static T f(T x, double, double) { return std::tanh(x); }
+  template <class T> static T df(T, T y, double, double) { return T(1) - y * y; }
+};
+struct ReluRule {
+  template <class T> static T f(T x, double, double) { return x > T(0) ? x : T(0); }
+  template <class T> static T df(T x, T, double, double) { return x > T(0) ? T(1) : T(0); }
+};
+struct SoftplusRule {
+  template <class T> static T f(T x, double, double) {
+    return std::max(x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
+  }
+  template <class T> static T df(T x, T, double, double) { return SigmoidRule::f(x, 0, 0); }
+};
+struct ClampRule {
+  template <class T> static T f(T x, double lo, double hi) {
+    return x < T(lo) ? T(lo) : (x > T(hi) ? T(hi) : x);
+  }
+  template <class T> static T df(T x, T, double lo, double hi) {
+    return (x > T(lo) && x < T(hi)) ? T(1) : T(0);
+  }
+};
+struct ScaleRule {
+  template <class T> static T f(T x, double c, double) { return T(c) * x; }
+  template <class T> static T df(T, T, double c, double) { return T(c); }
+};
+struct AddScalarRule {
+  template <class T> static T f(T x, double c, double) { return x + T(c); }
+  template <class T> static T df(T, T, double, double) { return T(1); }
+};
+
+template <class Rule>
+void unary_backward(Tape& tape, NodeId id) {
+  const NodeId ix = tape.input_id(id, 0);
+  if (!tape.requires_grad(ix)) return;
+  const Node& n = tape.node(id);
+  const Tensor &x = tape.value(ix), &y = tape.value(id);
+  MG_DISPATCH(y.dtype(), T, {
+    const T *px = x.data<T>(), *py = y.data<T>(), *g = tape.grad(id).data<T>();
+    T* gx = tape.grad(ix).data<T>();
+    for (int64_t i = 0; i < y.numel(); ++i) gx[i] += g[i] * Rule::df(px[i], py[i], n.reals[0], n.reals[1]);
+  });
+}
+
+template <class Rule>
+Var unary(const OpDef& op, Var x, double p0 = 0, double p1 = 0) {
+  MG_CHECK(x.defined(), op.name, ": undefined input");
+  Var y = x.tape->record(op, x.shape(), x.dtype(), {x}, unary_backward<Rule>);
+  x.tape->node(y.id).reals = {p0, p1};
+  MG_DISPATCH(x.dtype(), T, {
+    const T* px = x.value().data<T>();
+    T* py = x.tape->value(y.id).data<T>();
+    for (int64_t i = 0; i < x.value().numel(); ++i) py[i] = Rule::f(px[i], p0, p1);
+  });
+  return y;
+}
+
+// ---------------------------------------------------------------- where(mask, a, b)
+// Output has a's shape; mask and b broadcast to it. dz/da = [mask], dz/db = [!mask].
+void where_backward(Tape& tape, NodeId id) {
+  const NodeId im = tape.input_id(id, 0), ia = tape.input_id(id, 1), ib = tape.input_id(id, 2);
+  const Tensor &m = tape.value(im), &b = tape.value(ib), &z = tape.value(id);
+  const BroadcastPlan pm = plan_broadcast("where", z.shape(), m.shape());
+  const BroadcastPlan pb = plan_broadcast("where", z.shape(), b.shape());
+  const bool want_a = tape.requires_grad(ia), want_b = tape.requires_grad(ib);
+  MG_DISPATCH(z.dtype(), T, {
+    const T *pmask = m.data<T>(), *g = tape.grad(id).data<T>();
+    T* ga = want_a ? tape.grad(ia).data<T>() : nullptr;
+    T* gb = want_b ? tape.grad(ib).data<T>() : nullptr;
+    for_each_broadcast(pm, [&](int64_t o, int64_t, int64_t j) {
+      if (pmask[j] != T(0)) {
+        if (ga) ga[o] += g[o];
+      } else if (gb) {
+        gb[b_index(pb, o)] += g[o];
+      }
+    });
+  });
+}
+
+}  // namespace
+
+Var add(Var a, Var b) { return binary<AddRule>(kOp_add, a, b); }
+Var sub(Var a, Var b) { return binary<SubRule>(kOp_sub, a, b); }
+Var mul(Var a, Var b) { return binary<MulRule>(kOp_mul, a, b); }
+Var div(Var a, Var b) { return binary<DivRule>(kOp_div, a, b); }
+Var prelu(Var x, Var slope) { return binary<PreluRule>(kOp_prelu, x, slope); }
+
+Var neg(Var x) { return unary<NegRule>(kOp_neg, x); }
+Var exp(Var x) { return unary<ExpRule>(kOp_exp, x); }
+Var log(Var x) { return unary<LogRule>(kOp_log, x); }
+Var sqrt(Var x) { return unary<SqrtRule>(kOp_sqrt, x); }
+Var pow(Var x, double exponent) { return unary<PowRule>(kOp_pow, x, exponent); }
+Var sigmoid(Var x) { return unary<SigmoidRule>(kOp_sigmoid, x); }
+Var tanh(Var x) { return unary<TanhRule>(kOp_tanh, x); }
+Var relu(Var x) { return unary<ReluRule>(kOp_relu, x); }
+Var softplus(Var x) { return unary<SoftplusRule>(kOp_softplus, x); }
+Var clamp(Var x, double lo, double hi) {
+  MG_CHECK(lo <= hi, "clamp: lo ", lo, " > hi ", hi);
+  return unary<ClampRule>(kOp_clamp, x, lo, hi);
+}
+Var where(Var mask, Var a, Var b) {
+  MG_CHECK(mask.tape == a.tape && a.tape == b.tape, "where: inputs from different tapes");
+  MG_CHECK(mask.dtype() == a.dtype() && a.dtype() == b.dtype(), "where: dtypes differ");
+  const BroadcastPlan pm = plan_broadcast("where", a.shape(), mask.shape());
+  const BroadcastPlan pb = plan_broadcast("where", a.shape(), b.shape());
+  MG_CHECK(pm.result == a.shape() && pb.result == a.shape(), "where: mask ", mask.shape(),
+           " and b ", b.shape(), " must broadcast to a's shape ", a.shape());
+  Var z = a.tape->record(kOp_where, a.shape(), a.dtype(), {mask, a, b}, where_backward);
+  MG_DISPATCH(a.dtype(), T, {
+    const T *pmask = mask.value().data<T>(), *pa = a.value().data<T>(), *pbv = b.value().data<T>();
+    T* pz = a.tape->value(z.id).data<T>();
+    for_each_broadcast(pm, [&](int64_t o, int64_t, int64_t j) {
+      pz[o] = pmask[j] != T(0) ? pa[o] : pbv[b_index(pb, o)];
+    });
+  });
+  return z;
+}
+
+Var scale(Var x, double factor) { return unary<ScaleRule>(kOp_scale, x, factor); }
+Var add_scalar(Var x, double c) { return unary<AddScalarRule>(kOp_add_scalar, x, c); }
+
+}  // namespace memgrad
+
+// ---------------------------------------------------------------- gradient-check cases
+namespace memgrad {
+namespace {
+
+using Build2 = Var (*)(Var, Var);
+using Build1 = std::function<Var(Var)>;
+
+// Every binary op on: equal shapes, a row bias [D] against [B,T,D], a column scale [N,1] against
+// [N,D], a scalar [1], and batch 1. Divisors are kept in [0.5, 2] (away from 0).
+void register_binary(const char* op, Build2 f, double b_lo, double b_hi) {
+  struct ShapePair { const char* label; Shape a, b; };
+  const ShapePair shapes[] = {{"same", {3, 4}, {3, 4}},
+                              {"row-broadcast", {2, 3, 4}, {4}},
+                              {"column-broadcast", {5, 3}, {5, 1}},
+                              {"scalar", {2, 3}, {1}},
+                              {"batch1", {1, 4}, {1, 4}}};
+  for (const ShapePair& s : shapes) {
+    register_grad_case({.op = op,
+                        .name = std::string(op) + "/" + s.label,
+                        .make_inputs = [s, b_lo, b_hi](Rng& r) {
+                          return std::vector<GradInput>{{random_tensor(r, s.a)},
+                                                        {random_tensor(r, s.b, b_lo, b_hi)}};
+                        },
+                        .build = [f](Tape&, std::span<const Var> v) { return f(v[0], v[1]); }});
+  }
+}
+
+// A unary op on two shapes (one of batch 1), inputs drawn from [lo, hi).
+void register_unary(const char* op, Build1 f, double lo, double hi, const char* note = "") {
+  const Shape shapes[] = {{3, 5}, {1, 2, 3}};
+  for (const Shape& s : shapes)
+    register_grad_case({.op = op,
+                        .name = std::string(op) + "/" + s.str(),
+                        .make_inputs = [s, lo, hi](Rng& r) {
+                          return std::vector<GradInput>{{random_tensor(r, s, lo, hi)}};
+                        },
+                        .build = [f](Tape&, std::span<const Var> v) { return f(v[0]); },
+                        .note = note});
+}
+
+// Values in [lo, hi) kept at least `gap` away from every point in `kinks` (non-differentiable
+// points such as relu's 0 or clamp's bounds), so central differences never straddle one.
+Tensor away_from(Rng& r, const Shape& s, double lo, double hi, std::vector<double> kinks,
+                 double gap) {
+  Tensor t = random_tensor(r, s, lo, hi);
+  double* p = t.data<double>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    for (double k : kinks)
+      if (std::fabs(p[i] - k) < gap) p[i] = k + (p[i] < k ? -gap : gap);
+  return t;
+}
+
+const bool kElementwiseCases = [] {
+  register_binary("add", add, -1, 1);
+  register_binary("sub", sub, -1, 1);
+  register_binary("mul", mul, -1, 1);
+  register_binary("div", div, 0.5, 2);
+  register_unary("neg", [](Var x) { return neg(x); }, -2, 2);
+  register_unary("exp", [](Var x) { return exp(x); }, -2, 2);
+  register_unary("log", [](Var x) { return log(x); }, 0.2, 3, "inputs in [0.2, 3): log needs x > 0");
+  register_unary("sqrt", [](Var x) { return sqrt(x); }, 0.2, 3, "inputs in [0.2, 3)");
+  register_unary("pow", [](Var x) { return pow(x, 2.5); }, 0.2, 3, "x^2.5 on [0.2, 3)");
+  register_unary("sigmoid", [](Var x) { return sigmoid(x); }, -4, 4);
+  register_unary("tanh", [](Var x) { return tanh(x); }, -3, 3);
+  register_unary("softplus", [](Var x) { return softplus(x); }, -5, 5);
+  register_unary("scale", [](Var x) { return scale(x, -1.7); }, -2, 2);
+  register_unary("add_scalar", [](Var x) { return add_scalar(x, 0.3); }, -2, 2);
+  for (const Shape& s : {Shape{3, 5}, Shape{1, 4}}) {
+    register_grad_case({.op = "relu",
+                        .name = "relu/" + s.str(),
+                        .make_inputs = [s](Rng& r) {
+                          return std::vector<GradInput>{{away_from(r, s, -2, 2, {0.0}, 0.05)}};
+                        },
+                        .build = [](Tape&, std::span<const Var> v) { return relu(v[0]); },
+                        .note = "inputs kept 0.05 away from 0, where relu has no derivative"});
+    register_grad_case({.op = "clamp",
+                        .name = "clamp/" + s.str(),
+                        .make_inputs = [s](Rng& r) {
+                          return std::vector<GradInput>{
+                              {away_from(r, s, -2, 2, {-0.5, 0.8}, 0.05)}};
+                        },
+                        .build = [](Tape&, std::span<const Var> v) { return clamp(v[0], -0.5, 0.8); },
+                        .note = "inputs kept 0.05 away from the bounds -0.5 and 0.8"});
+  }
+  for (const auto& [label, xs, ss] : {std::tuple{"shared-slope", Shape{3, 4}, Shape{1}},
+                                     std::tuple{"per-channel", Shape{2, 3, 4}, Shape{4}},
+                                     std::tuple{"batch1", Shape{1, 4}, Shape{4}}}) {
+    register_grad_case({.op = "prelu",
+                        .name = std::string("prelu/") + label,
+                        .make_inputs = [xs, ss](Rng& r) {
+                          return std::vector<GradInput>{{away_from(r, xs, -2, 2, {0.0}, 0.05)},
+                                                        {random_tensor(r, ss, 0.05, 0.5)}};
+                        },
+                        .build = [](Tape&, std::span<const Var> v) { return prelu(v[0], v[1]); },
+                        .note = "x kept 0.05 away from 0"});
+  }
+  for (const auto& [label, ms, bs] : {std::tuple{"same", Shape{3, 4}, Shape{3, 4}},
+                                     std::tuple{"column-mask", Shape{3, 1}, Shape{1}},
+                                     std::tuple{"batch1", Shape{1, 4}, Shape{1, 4}}}) {
+    register_grad_case({.op = "where",
+                        .name = std::string("where/") + label,
+                        .make_inputs = [ms, bs](Rng& r) {
+                          Tensor mask = random_tensor(r, ms, 0, 1);
+                          for (int64_t i = 0; i < mask.numel(); ++i)
+                            mask.set(i, mask.at(i) < 0.5 ? 0.0 : 1.0);
+                          const Shape as = bs.rank == 1 && bs[0] == 1 ? Shape{3, 4} : bs;
+                          return std::vector<GradInput>{{mask, false},
+                                                        {random_tensor(r, as)},
+                                                        {random_tensor(r, bs)}};
+                        },
+                        .build = [](Tape&, std::span<const Var> v) { return where(v[0], v[1], v[2]); },
+                        .note = "the mask is data (0/1), not differentiated"});
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad

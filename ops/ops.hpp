@@ -1,0 +1,3 @@
+// All primitive ops, one header per family.
+#pragma once
+#include "ops/elementwise.hpp"
