@@ -208,9 +208,12 @@ void Tape::print(std::ostream& out) const {
     const Node& n = nodes_[i];
     std::string ins;
     for (int k = 0; k < n.num_inputs; ++k)
-      ins += (k ? "," : "") + std::to_string(inputs_[size_t(n.inputs_begin + k)]);
+    {
+      if (k) ins += ',';
+      ins += std::to_string(inputs_[size_t(n.inputs_begin + k)]);
+    }
     std::string name = n.op->name;
-    if (n.param) name += ":" + n.param->name;
+    if (n.param) name.append(":").append(n.param->name);
     out << std::setw(6) << i << std::setw(22) << name << std::setw(16)
         << values_[i].shape().str() << std::setw(18) << ins << std::setw(14)
         << norm(values_[i]);

@@ -8,6 +8,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <iosfwd>
 #include <span>
 #include <vector>
@@ -127,9 +128,11 @@ class Tape {
 
   std::vector<Node> nodes_;
   std::vector<NodeId> inputs_;  // input pool: node k's inputs are a slice of it
-  std::vector<Tensor> values_;  // slot per node, reused across resets
-  std::vector<Tensor> grads_;
-  std::vector<Tensor> saved_;
+  // Slots per node, reused across resets. Deques, so that a reference to a value stays valid while
+  // later nodes are recorded (an op may hold x.value() across tape->record()).
+  std::deque<Tensor> values_;
+  std::deque<Tensor> grads_;
+  std::deque<Tensor> saved_;
   std::vector<uint8_t> grad_live_;
   std::vector<NodeId> param_leaves_;
   uint64_t seed_;

@@ -1,5 +1,158 @@
-#include "tools/commands.hpp"
+// memgrad bench: performance figures. Never used as assertions in tests; numbers vary by 20% from
+// run to run on shared machines, so every figure is the median of several repetitions.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "engine/alloc_counter.hpp"
+#include "engine/blas.hpp"
+#include "engine/threads.hpp"
+#include "ops/ops.hpp"
 #include "tools/args.hpp"
+#include "tools/commands.hpp"
+#include "tools/peak_flops.hpp"
+
 namespace memgrad::cli {
-int cmd_bench(const Words&) { throw UsageError("bench: not built yet"); }
+namespace {
+
+const char* kHelp = R"(usage: memgrad bench ops [--threads N] [--json] [--quick]
+
+ops: engine figures.
+  tape overhead    ns per op to record (forward) and to record + run backward, on a chain of
+                   tiny ops ([1]-shaped tensors, so the arithmetic is negligible)
+  allocations      heap allocations per steady-state step of that chain (after warm-up)
+  GEMM             GFLOP/s of memgrad::gemm (float32 and float64) at several square sizes,
+                   against the machine's measured peak (an AVX-512 or AVX2 FMA loop on one core, times the
+                   threads in use)
+Every figure is the median of repeated measurements (min and max shown).
+)";
+
+using Clock = std::chrono::steady_clock;
+
+struct Stats {
+  double median, min, max;
+};
+
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
 }
+
+nlohmann::json to_json(const Stats& s) {
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
+}
+
+// One step of the chain benchmark: `length` tiny ops, then optionally backward.
+Var chain(Var x, int length) {
+  for (int i = 0; i < length; i += 2) {
+    x = add_scalar(x, 1e-3);
+    x = mul(x, x);  // two-input op: exercises input bookkeeping
+  }
+  return x;
+}
+
+nlohmann::json bench_tape(int reps) {
+  constexpr int kLength = 1000;
+  Tape tape;
+  const Tensor start = Tensor::full(Shape{1}, DType::f32, 0.5);
+  std::vector<double> fwd, fwd_bwd;
+  uint64_t steady_allocs = 0;
+  for (int rep = 0; rep < reps + 3; ++rep) {
+    tape.reset();
+    auto t0 = Clock::now();
+    Var x = tape.input(start, true);
+    Var y = chain(x, kLength);
+    auto t1 = Clock::now();
+    tape.reset();
+    const uint64_t a0 = heap_allocations();
+    auto t2 = Clock::now();
+    x = tape.input(start, true);
+    y = chain(x, kLength);
+    tape.backward(y);
+    auto t3 = Clock::now();
+    const uint64_t allocs = heap_allocations() - a0;
+    if (rep < 3) continue;  // warm-up: the tape grows its slots on the first steps
+    steady_allocs = std::max(steady_allocs, allocs);
+    fwd.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / kLength);
+    fwd_bwd.push_back(std::chrono::duration<double, std::nano>(t3 - t2).count() / kLength);
+  }
+  return {{"chain_length", kLength},
+          {"forward_ns_per_op", to_json(stats(fwd))},
+          {"forward_backward_ns_per_op", to_json(stats(fwd_bwd))},
+          {"allocs_per_step", steady_allocs}};
+}
+
+template <class T>
+Stats gemm_gflops(int64_t n, int reps) {
+  const DType dt = sizeof(T) == 4 ? DType::f32 : DType::f64;
+  Tensor a = Tensor::full(Shape{n, n}, dt, 0.5), b = Tensor::full(Shape{n, n}, dt, 0.25),
+         c = Tensor::zeros(Shape{n, n}, dt);
+  std::vector<double> rates;
+  const int inner = std::max<int>(1, int(2e8 / double(n * n * n)));
+  for (int rep = 0; rep < reps + 1; ++rep) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < inner; ++i)
+      gemm<T>(false, false, n, n, n, T(1), a.data<T>(), n, b.data<T>(), n, T(0), c.data<T>(), n);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (rep > 0) rates.push_back(2.0 * double(n * n * n) * inner / s / 1e9);
+  }
+  return stats(rates);
+}
+
+nlohmann::json bench_gemm(int reps, int threads) {
+  nlohmann::json out = nlohmann::json::array();
+  const double peak32 = measure_core_peak_gflops(true) * threads;
+  const double peak64 = measure_core_peak_gflops(false) * threads;
+  for (int64_t n : {64, 128, 256, 512, 1024}) {
+    const Stats s32 = gemm_gflops<float>(n, reps), s64 = gemm_gflops<double>(n, reps);
+    out.push_back({{"n", n},
+                   {"f32_gflops", to_json(s32)},
+                   {"f64_gflops", to_json(s64)},
+                   {"f32_fraction_of_peak", peak32 > 0 ? s32.median / peak32 : 0.0},
+                   {"f64_fraction_of_peak", peak64 > 0 ? s64.median / peak64 : 0.0}});
+  }
+  return {{"peak_f32_gflops", peak32}, {"peak_f64_gflops", peak64}, {"sizes", out}};
+}
+
+int bench_ops(const Args& args) {
+  const int threads = threads_option(args);
+  const int reps = args.has("quick") ? 3 : 15;
+  nlohmann::json result = {{"threads", threads}, {"tape", bench_tape(reps)},
+                           {"gemm", bench_gemm(std::max(3, reps / 3), threads)}};
+  if (args.has("json")) {
+    std::cout << result.dump(2) << "\n";
+    return 0;
+  }
+  const auto& tape = result["tape"];
+  std::printf("threads: %d\n\ntape overhead (chain of %d tiny ops, median [min, max] ns per op)\n",
+              threads, int(tape["chain_length"]));
+  for (const char* key : {"forward_ns_per_op", "forward_backward_ns_per_op"})
+    std::printf("  %-28s %8.1f  [%.1f, %.1f]\n", key, double(tape[key]["median"]),
+                double(tape[key]["min"]), double(tape[key]["max"]));
+  std::printf("  %-28s %8d\n\n", "allocs_per_step (steady)", int(tape["allocs_per_step"]));
+  const auto& g = result["gemm"];
+  std::printf("GEMM GFLOP/s (median), measured peak: f32 %.1f, f64 %.1f GFLOP/s\n",
+              double(g["peak_f32_gflops"]), double(g["peak_f64_gflops"]));
+  std::printf("  %6s %10s %8s %10s %8s\n", "n", "f32", "of peak", "f64", "of peak");
+  for (const auto& s : g["sizes"])
+    std::printf("  %6d %10.1f %7.0f%% %10.1f %7.0f%%\n", int(s["n"]),
+                double(s["f32_gflops"]["median"]), 100 * double(s["f32_fraction_of_peak"]),
+                double(s["f64_gflops"]["median"]), 100 * double(s["f64_fraction_of_peak"]));
+  return 0;
+}
+
+}  // namespace
+
+int cmd_bench(const Words& words) {
+  Args args(words, {"json", "help", "quick"}, {"threads"});
+  if (args.has("help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  if (args.positional().size() == 1 && args.positional()[0] == "ops") return bench_ops(args);
+  throw UsageError("expected `memgrad bench ops` (see --help)");
+}
+
+}  // namespace memgrad::cli

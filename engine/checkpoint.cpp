@@ -1,0 +1,180 @@
+#include "engine/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace memgrad {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; big-endian hosts need byte swapping here");
+
+const Tensor* TensorFile::find(const std::string& name) const {
+  for (const auto& [n, t] : tensors)
+    if (n == name) return &t;
+  return nullptr;
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  MG_CHECK(fd >= 0, "cannot write ", tmp, ": ", std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      fail("cannot write ", tmp, ": ", why);
+    }
+    done += size_t(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    fail("cannot replace ", path, ": ", why);
+  }
+}
+
+void save_safetensors(const std::string& path, const TensorFile& file) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
+  size_t offset = 0;
+  for (const auto& [name, t] : file.tensors) {
+    MG_CHECK(name != "__metadata__" && !name.empty(), path, ": invalid tensor name '", name, "'");
+    MG_CHECK(!header.contains(name), path, ": tensor '", name, "' appears twice");
+    std::vector<int64_t> shape(t.shape().dims.begin(), t.shape().dims.begin() + t.rank());
+    header[name] = {{"dtype", t.dtype() == DType::f32 ? "F32" : "F64"},
+                    {"shape", shape},
+                    {"data_offsets", {offset, offset + t.bytes()}}};
+    offset += t.bytes();
+  }
+  std::string json = header.dump();
+  json.append((8 - json.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
+  std::string bytes(8, '\0');
+  const uint64_t n = json.size();
+  std::memcpy(bytes.data(), &n, 8);
+  bytes += json;
+  bytes.reserve(bytes.size() + offset);
+  for (const auto& [name, t] : file.tensors)
+    bytes.append(static_cast<const char*>(t.raw()), t.bytes());
+  write_file_atomically(path, bytes);
+}
+
+TensorFile load_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  MG_CHECK(in.good(), path, ": cannot open (", std::strerror(errno), ")");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  MG_CHECK(bytes.size() >= 8, path, ": truncated (", bytes.size(),
+           " bytes; a safetensors file starts with an 8-byte header length)");
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  MG_CHECK(n <= bytes.size() - 8, path, ": header length ", n, " exceeds the file size ",
+           bytes.size(), " (truncated or not a safetensors file)");
+  nlohmann::ordered_json header;  // ordered: tensors come back in file order
+  try {
+    header = nlohmann::ordered_json::parse(bytes.begin() + 8, bytes.begin() + 8 + std::ptrdiff_t(n));
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, ": corrupt header: ", e.what());
+  }
+  MG_CHECK(header.is_object(), path, ": corrupt header: not a JSON object");
+  const size_t data_start = 8 + n, data_size = bytes.size() - data_start;
+  TensorFile file;
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const nlohmann::ordered_json& e = it.value();
+    if (name == "__metadata__") {
+      MG_CHECK(e.is_object(), path, ": __metadata__ must be an object of strings");
+      for (auto m = e.begin(); m != e.end(); ++m) {
+        MG_CHECK(m.value().is_string(), path, ": __metadata__ value '", m.key(), "' is not a string");
+        file.metadata[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    MG_CHECK(e.is_object() && e.contains("dtype") && e.contains("shape") &&
+                 e.contains("data_offsets") && e["dtype"].is_string() && e["shape"].is_array() &&
+                 e["data_offsets"].is_array() && e["data_offsets"].size() == 2,
+             path, ": tensor '", name, "': entry needs dtype, shape and data_offsets [begin, end]");
+    const std::string dt = e["dtype"].get<std::string>();
+    MG_CHECK(dt == "F32" || dt == "F64", path, ": tensor '", name, "': unsupported dtype ", dt,
+             " (memgrad reads F32 and F64)");
+    const DType dtype = dt == "F32" ? DType::f32 : DType::f64;
+    MG_CHECK(e["shape"].size() <= 4, path, ": tensor '", name, "': rank ", e["shape"].size(),
+             " exceeds 4");
+    std::vector<int64_t> dims;
+    for (const auto& d : e["shape"]) {
+      MG_CHECK(d.is_number_integer() && d.get<int64_t>() >= 0, path, ": tensor '", name,
+               "': bad dimension ", d.dump());
+      dims.push_back(d.get<int64_t>());
+    }
+    const Shape shape = Shape::of(dims.data(), int(dims.size()));
+    const auto& off = e["data_offsets"];
+    MG_CHECK(off[0].is_number_unsigned() && off[1].is_number_unsigned(), path, ": tensor '", name,
+             "': data_offsets must be non-negative integers");
+    const size_t begin = off[0].get<size_t>(), end = off[1].get<size_t>();
+    MG_CHECK(begin <= end && end <= data_size, path, ": tensor '", name, "': data_offsets [",
+             begin, ", ", end, "] outside the ", data_size, " data bytes (truncated file?)");
+    MG_CHECK(end - begin == size_t(shape.numel()) * dtype_size(dtype), path, ": tensor '", name,
+             "': ", end - begin, " bytes for shape ", shape, " of ", dtype_name(dtype));
+    Tensor t = Tensor::empty(shape, dtype);
+    std::memcpy(t.raw(), bytes.data() + data_start + begin, end - begin);
+    file.tensors.emplace_back(name, std::move(t));
+    ranges.emplace_back(begin, end);
+  }
+  // The data must be covered exactly once: no overlaps, no holes, no trailing bytes.
+  std::sort(ranges.begin(), ranges.end());
+  size_t expected = 0;
+  for (const auto& [b, e] : ranges) {
+    MG_CHECK(b == expected, path, ": corrupt data layout (tensors overlap or leave a gap at byte ",
+             expected, ")");
+    expected = e;
+  }
+  MG_CHECK(expected == data_size, path, ": ", data_size - expected,
+           " trailing bytes after the last tensor (corrupt file)");
+  return file;
+}
+
+void add_parameters(TensorFile& file, const ParameterSet& params, const std::string& prefix) {
+  for (size_t i = 0; i < params.size(); ++i)
+    file.tensors.emplace_back(prefix + params[i].name, params[i].value);
+}
+
+void load_parameters(const TensorFile& file, ParameterSet& params, const std::string& prefix,
+                     const std::string& source) {
+  std::ostringstream problems;
+  for (size_t i = 0; i < params.size(); ++i) {
+    Parameter& p = params[i];
+    const Tensor* t = file.find(prefix + p.name);
+    if (!t) {
+      problems << "\n  missing tensor '" << prefix << p.name << "'";
+    } else if (t->shape() != p.value.shape()) {
+      problems << "\n  tensor '" << prefix << p.name << "' has shape " << t->shape()
+               << ", the model expects " << p.value.shape();
+    } else if (t->dtype() != p.value.dtype()) {
+      problems << "\n  tensor '" << prefix << p.name << "' is " << dtype_name(t->dtype())
+               << ", the model expects " << dtype_name(p.value.dtype());
+    }
+  }
+  for (const auto& [name, t] : file.tensors) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    if (!params.find(name.substr(prefix.size())))
+      problems << "\n  unexpected tensor '" << name << "' (no such parameter)";
+  }
+  const std::string text = problems.str();
+  MG_CHECK(text.empty(), source, " does not match the model:", text);
+  for (size_t i = 0; i < params.size(); ++i) params[i].value.copy_from(*file.find(prefix + params[i].name));
+}
+
+}  // namespace memgrad

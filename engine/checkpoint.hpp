@@ -1,0 +1,37 @@
+// Checkpoints in the safetensors format, so numpy and PyTorch users can open them:
+//   8 bytes: little-endian u64 N, the header length
+//   N bytes: JSON {"name": {"dtype": "F32"|"F64", "shape": [...], "data_offsets": [begin, end]},
+//                  ..., "__metadata__": {"key": "string value", ...}}
+//   the raw little-endian data, offsets relative to its start.
+// Writes go to a temporary file in the same folder that is renamed over the target, so a crash
+// never leaves a half-written checkpoint. Loading validates everything and names what is wrong.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/parameter.hpp"
+#include "engine/tensor.hpp"
+
+namespace memgrad {
+
+struct TensorFile {
+  std::vector<std::pair<std::string, Tensor>> tensors;  // in file order
+  std::map<std::string, std::string> metadata;
+  const Tensor* find(const std::string& name) const;
+};
+
+void save_safetensors(const std::string& path, const TensorFile& file);
+TensorFile load_safetensors(const std::string& path);
+
+// Writes `bytes` to path atomically (temporary file + fsync + rename).
+void write_file_atomically(const std::string& path, const std::string& bytes);
+
+// Adds every parameter as "<prefix><name>" to file.
+void add_parameters(TensorFile& file, const ParameterSet& params, const std::string& prefix = "");
+// Copies "<prefix><name>" of file into each parameter. Every parameter must be present with the
+// same shape and dtype; an error names each missing, unexpected, or mismatched tensor.
+void load_parameters(const TensorFile& file, ParameterSet& params, const std::string& prefix = "",
+                     const std::string& source = "checkpoint");
+
+}  // namespace memgrad
