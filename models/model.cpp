@@ -1,0 +1,24 @@
+#include "models/model.hpp"
+
+namespace memgrad {
+namespace {
+std::vector<ModelInfo>& registry() {
+  static std::vector<ModelInfo> models;  // filled during static initialisation, read-only after
+  return models;
+}
+}  // namespace
+
+void register_model(ModelInfo info) { registry().push_back(std::move(info)); }
+const std::vector<ModelInfo>& all_models() { return registry(); }
+
+std::unique_ptr<Model> create_model(const std::string& name, const nlohmann::json& config,
+                                    DType dtype, uint64_t seed) {
+  std::string known;
+  for (const ModelInfo& m : registry()) {
+    if (m.name == name) return m.create(config, dtype, seed);
+    known += (known.empty() ? "" : ", ") + m.name;
+  }
+  fail("unknown model '", name, "' (known: ", known, ")");
+}
+
+}  // namespace memgrad

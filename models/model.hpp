@@ -1,0 +1,65 @@
+// The model interface and registry. A model owns named parameters and a JSON config holding every
+// hyper-parameter (with the paper's defaults), and builds its graph on a tape from a Batch.
+#pragma once
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/batch.hpp"
+#include "engine/parameter.hpp"
+#include "engine/tape.hpp"
+
+namespace memgrad {
+
+// Inspection: gates, weightings and memory snapshots a model records when asked. Recording copies
+// values, so it is off (null) in training and costs nothing then.
+struct Trace {
+  std::vector<std::pair<std::string, Tensor>> entries;  // in recording order, e.g. "t3/write_gate"
+  void record(const std::string& name, const Tensor& value) { entries.emplace_back(name, value.clone()); }
+};
+
+struct ForwardOptions {
+  bool training = true;         // dropout, noise and teacher forcing apply
+  bool teacher_forcing = true;  // sequence decoders: feed the target (true) or own prediction
+  Trace* trace = nullptr;       // non-null: record gates and memory for inspection
+};
+
+struct ForwardResult {
+  Var loss;         // scalar
+  Var predictions;  // scores the task's metrics read: logits [B, C], [B, T, C], or [B, L]
+};
+
+class Model {
+ public:
+  explicit Model(DType dtype) : params_(dtype) {}
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  virtual std::string name() const = 0;
+  virtual nlohmann::json config() const = 0;
+  virtual ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) = 0;
+  ParameterSet& params() { return params_; }
+
+ protected:
+  ParameterSet params_;
+};
+
+// Builds a model from a config (missing keys take their defaults), a dtype and an init seed.
+using ModelFactory =
+    std::function<std::unique_ptr<Model>(const nlohmann::json& config, DType dtype, uint64_t seed)>;
+
+struct ModelInfo {
+  std::string name;
+  std::string summary;
+  ModelFactory create;
+};
+
+void register_model(ModelInfo info);
+const std::vector<ModelInfo>& all_models();
+std::unique_ptr<Model> create_model(const std::string& name, const nlohmann::json& config,
+                                    DType dtype, uint64_t seed);
+
+}  // namespace memgrad
