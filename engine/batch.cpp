@@ -17,7 +17,10 @@ const Tensor& Batch::get(const std::string& name) const {
   for (const auto& [n, t] : fields_)
     if (n == name) return t;
   std::string present;
-  for (const auto& [n, t] : fields_) present += (present.empty() ? "" : ", ") + n;
+  for (const auto& [n, t] : fields_) {
+    if (!present.empty()) present += ", ";
+    present += n;
+  }
   fail("batch has no field '", name, "' (fields: ", present.empty() ? "none" : present, ")");
 }
 

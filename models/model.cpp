@@ -16,7 +16,8 @@ std::unique_ptr<Model> create_model(const std::string& name, const nlohmann::jso
   std::string known;
   for (const ModelInfo& m : registry()) {
     if (m.name == name) return m.create(config, dtype, seed);
-    known += (known.empty() ? "" : ", ") + m.name;
+    if (!known.empty()) known += ", ";
+    known += m.name;
   }
   fail("unknown model '", name, "' (known: ", known, ")");
 }

@@ -9,6 +9,7 @@
 
 #include "engine/batch.hpp"
 #include "engine/parameter.hpp"
+#include "engine/rng.hpp"
 #include "engine/tape.hpp"
 
 namespace memgrad {
@@ -43,6 +44,16 @@ class Model {
   virtual ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) = 0;
   ParameterSet& params() { return params_; }
 
+  // Called after each epoch with the validation loss. A model with a schedule of its own (MemN2N's
+  // linear start) adapts here and returns a note for the log; empty when nothing changed.
+  virtual std::string on_epoch_end(int64_t epoch, double validation_loss) {
+    (void)epoch, (void)validation_loss;
+    return {};
+  }
+  // Schedule state a checkpoint must carry for an exact resume (e.g. linear start on or off).
+  virtual nlohmann::json training_state() const { return nlohmann::json::object(); }
+  virtual void set_training_state(const nlohmann::json& state) { (void)state; }
+
  protected:
   ParameterSet params_;
 };
@@ -55,6 +66,18 @@ struct ModelInfo {
   std::string name;
   std::string summary;
   ModelFactory create;
+  // The model's default config (every hyper-parameter with the paper's default). Each key is also
+  // a `memgrad train` flag: "word_size" is --word-size.
+  nlohmann::json default_config;
+  // The paper's training recipe: keys optimizer ("adam"|"sgd"|"rmsprop"), lr, momentum,
+  // batch, iterations or epochs, clip_norm, clip_value, lr_halve_every_epochs.
+  nlohmann::json train_defaults;
+  // Gradient checks (memgrad gradcheck --model NAME, and the test suite, which fails for a model
+  // without them): tiny configs, one per variant worth checking (e.g. both fusion modes, cache on,
+  // set and sequence outputs), each with a "variant" label, and a generator of a tiny multi-step
+  // batch holding the fields forward() reads.
+  std::vector<nlohmann::json> check_configs;
+  std::function<void(Rng& rng, DType dtype, Batch& batch)> check_batch;
 };
 
 void register_model(ModelInfo info);

@@ -1,0 +1,56 @@
+// The task interface and registry. A task provides training batches (a pure function of the step,
+// so resumed runs see the same data), evaluates a model's predictions with the metrics library,
+// and tells the model the sizes it must have (vocabularies, output classes). It knows nothing of
+// models: evaluation receives a function from a batch to prediction scores.
+#pragma once
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/batch.hpp"
+
+namespace memgrad {
+
+// Scores for a batch, as the model's ForwardResult::predictions value: [B, C] class scores,
+// [B, T, C] per-position scores, or [B, L] multi-label scores.
+using Predictor = std::function<Tensor(const Batch&)>;
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual std::string name() const = 0;
+  // Every setting of the task (for config.json), including the data path if any.
+  virtual nlohmann::json config() const = 0;
+  // Sizes the model must be built with, merged into the model's config (e.g. "input_vocab").
+  virtual nlohmann::json model_dims() const = 0;
+  // Number of training steps that make one epoch (one pass over the data); generators return 1.
+  virtual int64_t steps_per_epoch(int64_t batch_size) const = 0;
+  // Fills `batch` with the training batch of `step` (a pure function of the seed and step).
+  virtual void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) = 0;
+  // Validation loss batches (may be empty): callers sum the model's loss over them.
+  virtual int64_t validation_batches(int64_t batch_size) const { return 0 * batch_size; }
+  virtual void validation_batch(int64_t index, int64_t batch_size, DType dtype, Batch& batch) {
+    (void)index, (void)batch_size, (void)dtype, (void)batch;
+  }
+  // Test metrics of a predictor, as written to metrics.json.
+  virtual nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) = 0;
+  // A one-table summary of evaluate()'s result for a terminal.
+  virtual std::string format_metrics(const nlohmann::json& metrics) const = 0;
+};
+
+// Creates a task from its settings (missing keys take defaults); data tasks read `data_dir`.
+using TaskFactory = std::function<std::unique_ptr<Task>(const nlohmann::json& settings)>;
+
+struct TaskInfo {
+  std::string name;
+  std::string summary;
+  TaskFactory create;
+};
+
+void register_task(TaskInfo info);
+const std::vector<TaskInfo>& all_tasks();
+std::unique_ptr<Task> create_task(const std::string& name, const nlohmann::json& settings);
+
+}  // namespace memgrad
