@@ -50,6 +50,11 @@ class Model {
     (void)epoch, (void)validation_loss;
     return {};
   }
+  // Called after every optimizer update (e.g. MemN2N re-zeroes the nil word's embedding rows).
+  virtual void after_update() {}
+  // Multiplier on the optimizer's learning rate for the current phase (e.g. a linear-start phase
+  // trained at a different rate); 1 by default.
+  virtual double lr_multiplier() const { return 1.0; }
   // Schedule state a checkpoint must carry for an exact resume (e.g. linear start on or off).
   virtual nlohmann::json training_state() const { return nlohmann::json::object(); }
   virtual void set_training_state(const nlohmann::json& state) { (void)state; }
@@ -69,8 +74,10 @@ struct ModelInfo {
   // The model's default config (every hyper-parameter with the paper's default). Each key is also
   // a `memgrad train` flag: "word_size" is --word-size.
   nlohmann::json default_config;
-  // The paper's training recipe: keys optimizer ("adam"|"sgd"|"rmsprop"), lr, momentum,
-  // batch, iterations or epochs, clip_norm, clip_value, lr_halve_every_epochs.
+  // The paper's training recipe, read by `memgrad train` (each key is a flag too): optimizer
+  // ("adam"|"sgd"|"rmsprop"), lr, momentum, batch, iterations or epochs, clip_norm (global L2
+  // norm), clip_norm_per_param (each parameter's gradient separately), clip_value,
+  // lr_halve_every_epochs (0 = never).
   nlohmann::json train_defaults;
   // Gradient checks (memgrad gradcheck --model NAME, and the test suite, which fails for a model
   // without them): tiny configs, one per variant worth checking (e.g. both fusion modes, cache on,
