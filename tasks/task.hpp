@@ -47,6 +47,9 @@ struct TaskInfo {
   std::string name;
   std::string summary;
   TaskFactory create;
+  // Every setting with its default. Each key is also a `memgrad train` flag: "data_dir" is
+  // --data-dir (and --data is accepted as its short form).
+  nlohmann::json default_settings;
 };
 
 void register_task(TaskInfo info);

@@ -88,8 +88,9 @@ double Args::get_double(const std::string& name, double fallback) const {
 
 namespace memgrad::cli {
 
-int threads_option(const Args& args) {
-  const long n = args.get_int("threads", 0);
+int threads_option(const Args& args) { return set_process_threads(args.get_int("threads", 0)); }
+
+int set_process_threads(long n) {
   if (n < 0 || n > 1024) throw UsageError("--threads must be between 1 and 1024");
   // One scope for the whole process: it lives until exit, like the command itself.
   static std::unique_ptr<ThreadScope> scope;

@@ -34,5 +34,7 @@ class Args {
 
 // Parses "--threads N" (default: all cores) and applies it to TBB and OpenBLAS for the process.
 int threads_option(const Args& args);
+// Applies a thread count (0 = all cores) for the rest of the process; returns the count in use.
+int set_process_threads(long n);
 
 }  // namespace memgrad::cli

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/gradcheck.hpp"
+#include "models/model_check.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 
@@ -11,6 +12,7 @@ namespace memgrad::cli {
 namespace {
 
 const char* kHelp = R"(usage: memgrad gradcheck --op all|NAME [--verbose] [--json] [--list] [--threads N]
+       memgrad gradcheck --model all|NAME [--verbose] [--json]
 
 Checks gradients by central finite differences in float64: every registered case of the op
 (several random shapes, batch 1 included) is built, its output scalarised with a fixed random
@@ -24,6 +26,8 @@ straight-through ops are checked against their declared surrogate; inputs are ke
 non-differentiable points (relu at 0, ties in sort), as each case's note says.
 
   --op all|NAME   which op (or all registered ops)
+  --model all|NAME  every parameter of the model's check variants (tiny dimensions, multi-step
+                  batch), float64
   --verbose       print analytic and numeric gradients side by side
   --json          {"checks":[{"name","max_abs_err","max_rel_err","passed"}...],"passed":N,"failed":M}
   --list          list registered ops and their cases
@@ -43,6 +47,51 @@ void print_verbose(const GradCase& c, const GradCheckResult& r) {
   }
 }
 
+// Prints one result row (or collects it as JSON); returns whether it passed.
+bool report(const GradCheckResult& r, const std::string& op, bool json, nlohmann::json& checks) {
+  if (json) {
+    checks.push_back({{"name", r.name},
+                      {"op", op},
+                      {"max_abs_err", r.max_abs_err},
+                      {"max_rel_err", r.max_rel_err},
+                      {"passed", r.passed}});
+    if (!r.message.empty()) checks.back()["message"] = r.message;
+  } else {
+    std::printf("%-34s %14.3e %14.3e  %s%s%s\n", r.name.c_str(), r.max_abs_err, r.max_rel_err,
+                r.passed ? "pass" : "FAIL", r.message.empty() ? "" : ": ", r.message.c_str());
+  }
+  return r.passed;
+}
+
+int finish(bool json, const nlohmann::json& checks, int passed, int failed) {
+  if (json)
+    std::cout << nlohmann::json{{"checks", checks}, {"passed", passed}, {"failed", failed}}.dump(2)
+              << "\n";
+  else
+    std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+int check_models(const std::string& which, bool json, bool verbose) {
+  nlohmann::json checks = nlohmann::json::array();
+  int passed = 0, failed = 0;
+  bool found = false;
+  if (!json) std::printf("%-34s %14s %14s  %s\n", "model/variant", "max abs err", "max rel err", "result");
+  for (const ModelInfo& m : all_models()) {
+    if (which != "all" && which != m.name) continue;
+    found = true;
+    for (const GradCheckResult& r : check_model_gradients(m, verbose)) {
+      (report(r, m.name, json, checks) ? passed : failed)++;
+      if (verbose && !json)
+        for (size_t i = 0; i < r.inputs.size(); ++i)
+          std::printf("    parameter %zu: max abs err %.3e, max rel err %.3e\n", i,
+                      r.inputs[i].max_abs_err, r.inputs[i].max_rel_err);
+    }
+  }
+  if (!found) throw UsageError("no registered model named '" + which + "'");
+  return finish(json, checks, passed, failed);
+}
+
 }  // namespace
 
 int cmd_gradcheck(const Words& words) {
@@ -56,8 +105,9 @@ int cmd_gradcheck(const Words& words) {
     for (const GradCase& c : all_grad_cases()) std::printf("%-18s %s\n", c.op.c_str(), c.name.c_str());
     return 0;
   }
+  if (auto model = args.get("model")) return check_models(*model, args.has("json"), args.has("verbose"));
   const auto op = args.get("op");
-  if (!op) throw UsageError("--op all|NAME is required (see --help)");
+  if (!op) throw UsageError("--op all|NAME or --model all|NAME is required (see --help)");
   std::vector<const GradCase*> selected;
   for (const GradCase& c : all_grad_cases())
     if (*op == "all" || c.op == *op) selected.push_back(&c);
@@ -69,27 +119,10 @@ int cmd_gradcheck(const Words& words) {
   if (!json) std::printf("%-34s %14s %14s  %s\n", "case", "max abs err", "max rel err", "result");
   for (const GradCase* c : selected) {
     const GradCheckResult r = run_grad_case(*c, verbose);
-    (r.passed ? passed : failed)++;
-    if (json) {
-      checks.push_back({{"name", r.name},
-                        {"op", c->op},
-                        {"max_abs_err", r.max_abs_err},
-                        {"max_rel_err", r.max_rel_err},
-                        {"passed", r.passed}});
-      if (!r.message.empty()) checks.back()["message"] = r.message;
-      continue;
-    }
-    std::printf("%-34s %14.3e %14.3e  %s%s%s\n", r.name.c_str(), r.max_abs_err, r.max_rel_err,
-                r.passed ? "pass" : "FAIL", r.message.empty() ? "" : ": ", r.message.c_str());
-    if (verbose) print_verbose(*c, r);
+    (report(r, c->op, json, checks) ? passed : failed)++;
+    if (verbose && !json) print_verbose(*c, r);
   }
-  if (json) {
-    std::cout << nlohmann::json{{"checks", checks}, {"passed", passed}, {"failed", failed}}.dump(2)
-              << "\n";
-  } else {
-    std::printf("%d passed, %d failed\n", passed, failed);
-  }
-  return failed == 0 ? 0 : 1;
+  return finish(json, checks, passed, failed);
 }
 
 }  // namespace memgrad::cli

@@ -1,0 +1,209 @@
+// Matrix products: matmul (rows folded, weight on the right), bmm (batched, optional transposes)
+// and outer (batched outer product). Forward and backward are each a fixed, small number of gemm
+// calls:
+//   C = op(A) op(B)  =>  d op(A) = G op(B)^T,   d op(B) = op(A)^T G,
+// and a gradient of a transposed operand is the transpose of that, which gemm's flags give for
+// free. Gradients are accumulated with beta = 1 straight into the inputs' gradient buffers.
+#include "ops/linalg.hpp"
+
+#include "engine/blas.hpp"
+#include "engine/gradcheck.hpp"
+
+namespace memgrad {
+namespace {
+
+MG_OP(matmul);
+MG_OP(bmm);
+MG_OP(outer);
+
+// Product of all dims but the last: the number of rows when leading dims are folded.
+int64_t folded_rows(const Shape& s) {
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < s.rank; ++i) rows *= s.dims[size_t(i)];
+  return rows;
+}
+
+void check_pair(const char* op, Var a, Var b) {
+  MG_CHECK(a.defined() && b.defined(), op, ": undefined input");
+  MG_CHECK(a.tape == b.tape, op, ": inputs from different tapes");
+  MG_CHECK(a.dtype() == b.dtype(), op, ": dtypes differ (", dtype_name(a.dtype()), " vs ",
+           dtype_name(b.dtype()), ")");
+}
+
+// ---------------------------------------------------------------- matmul
+// a [rows, k] (leading dims folded), b [k, m], out [rows, m].
+void matmul_backward(Tape& tape, NodeId id) {
+  const NodeId ia = tape.input_id(id, 0), ib = tape.input_id(id, 1);
+  const Tensor &a = tape.value(ia), &b = tape.value(ib);
+  const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
+  MG_DISPATCH(a.dtype(), T, {
+    const T* g = tape.grad(id).data<T>();
+    if (tape.requires_grad(ia))  // da = g b^T: [rows, m] x [m, k]
+      gemm<T>(false, true, rows, k, m, T(1), g, m, b.data<T>(), m, T(1), tape.grad(ia).data<T>(),
+              k);
+    if (tape.requires_grad(ib))  // db = a^T g over all rows at once: [k, rows] x [rows, m]
+      gemm<T>(true, false, k, m, rows, T(1), a.data<T>(), k, g, m, T(1), tape.grad(ib).data<T>(),
+              m);
+  });
+}
+
+// ---------------------------------------------------------------- bmm
+// ints: {trans_a, trans_b}. Dims are re-derived from the input shapes.
+struct BmmDims {
+  int64_t batch, n, k, m;
+};
+BmmDims bmm_dims(const Shape& a, const Shape& b, bool ta, bool tb) {
+  return {a[0], ta ? a[2] : a[1], ta ? a[1] : a[2], tb ? b[1] : b[2]};
+}
+
+void bmm_backward(Tape& tape, NodeId id) {
+  const NodeId ia = tape.input_id(id, 0), ib = tape.input_id(id, 1);
+  const Node& node = tape.node(id);
+  const bool ta = node.ints[0] != 0, tb = node.ints[1] != 0;
+  const Tensor &a = tape.value(ia), &b = tape.value(ib);
+  const auto [batch, n, k, m] = bmm_dims(a.shape(), b.shape(), ta, tb);
+  const int64_t sa = n * k, sb = k * m, sg = n * m;
+  MG_DISPATCH(a.dtype(), T, {
+    const T *g = tape.grad(id).data<T>(), *pa = a.data<T>(), *pb = b.data<T>();
+    if (tape.requires_grad(ia)) {
+      T* ga = tape.grad(ia).data<T>();
+      if (!ta)  // dA [n, k] = G op(B)^T
+        gemm_batched<T>(batch, false, !tb, n, k, m, T(1), g, sg, pb, sb, T(1), ga, sa);
+      else  // dA [k, n] = (G op(B)^T)^T = op(B) G^T
+        gemm_batched<T>(batch, tb, true, k, n, m, T(1), pb, sb, g, sg, T(1), ga, sa);
+    }
+    if (tape.requires_grad(ib)) {
+      T* gb = tape.grad(ib).data<T>();
+      if (!tb)  // dB [k, m] = op(A)^T G
+        gemm_batched<T>(batch, !ta, false, k, m, n, T(1), pa, sa, g, sg, T(1), gb, sb);
+      else  // dB [m, k] = (op(A)^T G)^T = G^T op(A)
+        gemm_batched<T>(batch, true, ta, m, k, n, T(1), g, sg, pa, sa, T(1), gb, sb);
+    }
+  });
+}
+
+// ---------------------------------------------------------------- outer
+// a [B, n] as B column vectors [n, 1], b [B, m] as B row vectors [1, m]: a k = 1 batched product.
+void outer_backward(Tape& tape, NodeId id) {
+  const NodeId ia = tape.input_id(id, 0), ib = tape.input_id(id, 1);
+  const Tensor &a = tape.value(ia), &b = tape.value(ib);
+  const int64_t batch = a.dim(0), n = a.dim(1), m = b.dim(1);
+  MG_DISPATCH(a.dtype(), T, {
+    const T* g = tape.grad(id).data<T>();
+    if (tape.requires_grad(ia))  // da_i [n, 1] = G_i [n, m] b_i^T [m, 1]
+      gemm_batched<T>(batch, false, true, n, 1, m, T(1), g, n * m, b.data<T>(), m, T(1),
+                      tape.grad(ia).data<T>(), n);
+    if (tape.requires_grad(ib))  // db_i [1, m] = a_i^T [1, n] G_i [n, m]
+      gemm_batched<T>(batch, true, false, 1, m, n, T(1), a.data<T>(), n, g, n * m, T(1),
+                      tape.grad(ib).data<T>(), m);
+  });
+}
+
+}  // namespace
+
+Var matmul(Var a, Var b) {
+  check_pair("matmul", a, b);
+  MG_CHECK(a.shape().rank >= 2 && a.shape().rank <= 4, "matmul: a must have rank 2 to 4, got ",
+           a.shape(), " x ", b.shape());
+  MG_CHECK(b.shape().rank == 2, "matmul: b must be a matrix [k, m], got ", a.shape(), " x ",
+           b.shape());
+  MG_CHECK(a.dim(-1) == b.dim(0), "matmul: inner dims differ: ", a.shape(), " x ", b.shape());
+  const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
+  Shape out_shape = a.shape();
+  out_shape[-1] = m;
+  Var out = a.tape->record(kOp_matmul, out_shape, a.dtype(), {a, b}, matmul_backward);
+  MG_DISPATCH(a.dtype(), T, {
+    gemm<T>(false, false, rows, m, k, T(1), a.value().data<T>(), k, b.value().data<T>(), m, T(0),
+            a.tape->value(out.id).data<T>(), m);
+  });
+  return out;
+}
+
+Var bmm(Var a, Var b, bool trans_a, bool trans_b) {
+  check_pair("bmm", a, b);
+  MG_CHECK(a.shape().rank == 3 && b.shape().rank == 3, "bmm: both inputs must have rank 3, got ",
+           a.shape(), " x ", b.shape());
+  MG_CHECK(a.dim(0) == b.dim(0), "bmm: batch sizes differ: ", a.shape(), " x ", b.shape());
+  const BmmDims d = bmm_dims(a.shape(), b.shape(), trans_a, trans_b);
+  const int64_t kb = trans_b ? b.dim(2) : b.dim(1);
+  MG_CHECK(d.k == kb, "bmm: inner dims differ: ", a.shape(), trans_a ? "^T" : "", " x ", b.shape(),
+           trans_b ? "^T" : "");
+  Var out = a.tape->record(kOp_bmm, Shape{d.batch, d.n, d.m}, a.dtype(), {a, b}, bmm_backward);
+  a.tape->node(out.id).ints = {trans_a, trans_b, 0, 0};
+  MG_DISPATCH(a.dtype(), T, {
+    gemm_batched<T>(d.batch, trans_a, trans_b, d.n, d.m, d.k, T(1), a.value().data<T>(), d.n * d.k,
+                    b.value().data<T>(), d.k * d.m, T(0), a.tape->value(out.id).data<T>(),
+                    d.n * d.m);
+  });
+  return out;
+}
+
+Var outer(Var a, Var b) {
+  check_pair("outer", a, b);
+  MG_CHECK(a.shape().rank == 2 && b.shape().rank == 2,
+           "outer: inputs must be [B, n] and [B, m], got ", a.shape(), " and ", b.shape());
+  MG_CHECK(a.dim(0) == b.dim(0), "outer: batch sizes differ: ", a.shape(), " and ", b.shape());
+  const int64_t batch = a.dim(0), n = a.dim(1), m = b.dim(1);
+  Var out = a.tape->record(kOp_outer, Shape{batch, n, m}, a.dtype(), {a, b}, outer_backward);
+  MG_DISPATCH(a.dtype(), T, {
+    gemm_batched<T>(batch, false, false, n, m, 1, T(1), a.value().data<T>(), n, b.value().data<T>(),
+                    m, T(0), a.tape->value(out.id).data<T>(), n * m);
+  });
+  return out;
+}
+
+}  // namespace memgrad
+
+// ---------------------------------------------------------------- gradient-check cases
+namespace memgrad {
+namespace {
+
+std::vector<GradInput> two_random(Rng& r, const Shape& a, const Shape& b) {
+  return {{random_tensor(r, a)}, {random_tensor(r, b)}};
+}
+
+const bool kLinalgCases = [] {
+  struct Pair {
+    const char* label;
+    Shape a, b;
+  };
+  // matmul: a of rank 2, 3 and 4 (leading dims folded into rows), batch 1, and k = 1.
+  for (const Pair& p : {Pair{"rank2", {3, 4}, {4, 5}}, Pair{"rank3", {2, 3, 4}, {4, 2}},
+                        Pair{"rank4", {2, 2, 3, 4}, {4, 3}}, Pair{"batch1", {1, 4}, {4, 3}},
+                        Pair{"rank3-batch1", {1, 1, 3}, {3, 2}}, Pair{"k1", {3, 1}, {1, 4}}}) {
+    register_grad_case({.op = "matmul",
+                        .name = std::string("matmul/") + p.label,
+                        .make_inputs = [p](Rng& r) { return two_random(r, p.a, p.b); },
+                        .build = [](Tape&, std::span<const Var> v) { return matmul(v[0], v[1]); },
+                        .note = "bilinear: central differences are exact up to rounding"});
+  }
+  // bmm: all four transpose combinations, at batch 2 and batch 1 (n = 3, k = 4, m = 2).
+  for (int64_t batch : {2, 1}) {
+    for (int flags = 0; flags < 4; ++flags) {
+      const bool ta = flags & 1, tb = flags & 2;
+      const int64_t n = 3, k = 4, m = 2;
+      const Shape as = ta ? Shape{batch, k, n} : Shape{batch, n, k};
+      const Shape bs = tb ? Shape{batch, m, k} : Shape{batch, k, m};
+      const std::string label =
+          std::string(ta ? "T" : "N") + (tb ? "T" : "N") + "-B" + std::to_string(batch);
+      register_grad_case(
+          {.op = "bmm",
+           .name = "bmm/" + label,
+           .make_inputs = [as, bs](Rng& r) { return two_random(r, as, bs); },
+           .build = [ta, tb](Tape&, std::span<const Var> v) { return bmm(v[0], v[1], ta, tb); },
+           .note = "bilinear: central differences are exact up to rounding"});
+    }
+  }
+  // outer: batch 2 and batch 1, and n = 1.
+  for (const Pair& p :
+       {Pair{"B2", {2, 3}, {2, 4}}, Pair{"batch1", {1, 3}, {1, 2}}, Pair{"n1", {3, 1}, {3, 2}}}) {
+    register_grad_case({.op = "outer",
+                        .name = std::string("outer/") + p.label,
+                        .make_inputs = [p](Rng& r) { return two_random(r, p.a, p.b); },
+                        .build = [](Tape&, std::span<const Var> v) { return outer(v[0], v[1]); }});
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad

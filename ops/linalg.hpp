@@ -1,0 +1,22 @@
+// Matrix products. Every product goes through memgrad::gemm / gemm_batched (engine/blas.hpp), in
+// the forward and in the backward; no op here loops over a product by hand.
+#pragma once
+#include "engine/tape.hpp"
+
+namespace memgrad {
+
+// a [..., n, k] (rank 2 to 4) times b [k, m] -> [..., n, m]. The leading dims of a are folded into
+// rows, so [B, T, k] x [k, m] is one [B*T, k] x [k, m] product, and the gradient of b (a weight)
+// over the whole batch is one product a^T g.
+Var matmul(Var a, Var b);
+
+// Batched product: out[i] = op(a[i]) op(b[i]) for i in [0, B), where op(x) is x or x^T as the flags
+// say. a is [B, n, k] ([B, k, n] with trans_a), b is [B, k, m] ([B, m, k] with trans_b); out is
+// [B, n, m]. Keys against memory rows, [B, R, W] x [B, N, W]^T -> [B, R, N], is
+// bmm(keys, memory, false, true).
+Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
+
+// Batched outer product: out[i, p, q] = a[i, p] * b[i, q]; a [B, n], b [B, m] -> [B, n, m].
+Var outer(Var a, Var b);
+
+}  // namespace memgrad

@@ -1,0 +1,37 @@
+// memgrad eval: re-evaluates a saved run on its task's test sets.
+#include <cstdio>
+#include <iostream>
+
+#include "tools/args.hpp"
+#include "tools/commands.hpp"
+#include "tools/run_dir.hpp"
+#include "tools/trainer.hpp"
+
+namespace memgrad::cli {
+
+int cmd_eval(const Words& words) {
+  Args args(words, {"json", "help"}, {"checkpoint", "threads", "data"});
+  if (args.has("help")) {
+    std::puts("usage: memgrad eval --checkpoint DIR [--json] [--data DIR] [--threads N]\n\n"
+              "Rebuilds the run's task and model from DIR/config.json, loads\n"
+              "DIR/checkpoint.safetensors and prints the test metrics (a table, or JSON).");
+    return 0;
+  }
+  threads_option(args);
+  const auto path = args.get("checkpoint");
+  if (!path) throw UsageError("--checkpoint DIR is required");
+  RunDir dir{*path};
+  RunConfig rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
+  if (auto data = args.get("data"); data && rc.task_settings.contains("data_dir"))
+    rc.task_settings["data_dir"] = *data;
+  Trainer trainer(rc);
+  trainer.load_parameters_from(dir.checkpoint());
+  const nlohmann::json metrics = trainer.evaluate();
+  if (args.has("json"))
+    std::cout << metrics.dump(2) << "\n";
+  else
+    std::cout << trainer.task().format_metrics(metrics);
+  return 0;
+}
+
+}  // namespace memgrad::cli

@@ -1,0 +1,322 @@
+#include "tools/trainer.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "engine/checkpoint.hpp"
+#include "tools/args.hpp"
+
+namespace memgrad::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Trainer keys every run has, with the values that mean "off"; a model's train_defaults override.
+const nlohmann::json kTrainBase = {{"optimizer", "adam"},
+                                   {"lr", 1e-3},
+                                   {"momentum", 0.0},
+                                   {"batch", 32},
+                                   {"iterations", 0},
+                                   {"epochs", 0},
+                                   {"clip_norm", 0.0},
+                                   {"clip_norm_per_param", 0.0},
+                                   {"clip_value", 0.0},
+                                   {"lr_halve_every_epochs", 0}};
+
+const ModelInfo& model_info(const std::string& name) {
+  for (const ModelInfo& m : all_models())
+    if (m.name == name) return m;
+  std::string known;
+  for (const ModelInfo& m : all_models()) known += " " + m.name;
+  throw UsageError("unknown model '" + name + "' (known:" + known + ")");
+}
+
+const TaskInfo& task_info(const std::string& name) {
+  for (const TaskInfo& t : all_tasks())
+    if (t.name == name) return t;
+  std::string known;
+  for (const TaskInfo& t : all_tasks()) known += " " + t.name;
+  throw UsageError("unknown task '" + name + "' (known:" + known + ")");
+}
+
+std::string flag_of(const std::string& key) {
+  std::string f = key;
+  for (char& c : f)
+    if (c == '_') c = '-';
+  return f;
+}
+
+// Converts a flag's text to the JSON type of the setting's default.
+nlohmann::json convert(const std::string& flag, const std::string& text, const nlohmann::json& like) {
+  try {
+    if (like.is_boolean()) {
+      if (text == "true" || text == "1") return true;
+      if (text == "false" || text == "0") return false;
+      throw UsageError("--" + flag + " expects true or false, got '" + text + "'");
+    }
+    if (like.is_number_integer() || like.is_number_unsigned()) {
+      size_t used = 0;
+      const long long v = std::stoll(text, &used);
+      if (used != text.size()) throw std::invalid_argument(text);
+      return v;
+    }
+    if (like.is_number_float()) {
+      size_t used = 0;
+      const double v = std::stod(text, &used);
+      if (used != text.size() || !std::isfinite(v)) throw std::invalid_argument(text);
+      return v;
+    }
+    if (like.is_array()) {
+      nlohmann::json out = nlohmann::json::array();
+      size_t start = 0;
+      while (start <= text.size()) {
+        const size_t comma = text.find(',', start);
+        const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        out.push_back(convert(flag, part, like.empty() ? nlohmann::json(0) : like[0]));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      return out;
+    }
+  } catch (const std::logic_error&) {
+    throw UsageError("--" + flag + " expects " + std::string(like.type_name()) + ", got '" + text + "'");
+  }
+  if (like.is_string() || like.is_null()) {
+    // A setting whose default is a string may also take a number (e.g. --babi-task 3 or all).
+    return text;
+  }
+  throw UsageError("--" + flag + ": cannot set a value of type " + like.type_name());
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& train, ParameterSet& params) {
+  const std::string kind = train.at("optimizer").get<std::string>();
+  const double lr = train.at("lr").get<double>();
+  if (kind == "adam") return std::make_unique<Adam>(params, lr);
+  if (kind == "sgd") return std::make_unique<Sgd>(params, lr, train.at("momentum").get<double>());
+  if (kind == "rmsprop")
+    return std::make_unique<RmsProp>(params, lr, 0.9, 1e-8, train.at("momentum").get<double>());
+  throw UsageError("unknown optimizer '" + kind + "' (adam, sgd, rmsprop)");
+}
+
+}  // namespace
+
+nlohmann::json RunConfig::to_json() const {
+  return {{"task", task},
+          {"task_settings", task_settings},
+          {"model", model},
+          {"model_config", model_config},
+          {"train", train},
+          {"seed", seed},
+          {"dtype", dtype_name(dtype)}};
+}
+
+RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& source) {
+  try {
+    RunConfig c;
+    c.task = j.at("task").get<std::string>();
+    c.model = j.at("model").get<std::string>();
+    c.task_settings = j.at("task_settings");
+    c.model_config = j.at("model_config");
+    c.train = j.at("train");
+    c.seed = j.at("seed").get<uint64_t>();
+    const std::string dt = j.at("dtype").get<std::string>();
+    MG_CHECK(dt == "float32" || dt == "float64", source, ": dtype must be float32 or float64");
+    c.dtype = dt == "float32" ? DType::f32 : DType::f64;
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    fail(source, ": not a memgrad run config: ", e.what());
+  }
+}
+
+Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) {
+  task_ = create_task(config_.task, config_.task_settings);
+  nlohmann::json model_config = config_.model_config;
+  const nlohmann::json dims = task_->model_dims();
+  for (auto it = dims.begin(); it != dims.end(); ++it) model_config[it.key()] = *it;  // task wins
+  config_.model_config = model_config;
+  model_ = create_model(config_.model, model_config, config_.dtype, config_.seed);
+  optimizer_ = make_optimizer(config_.train, model_->params());
+  batch_ = config_.train.at("batch").get<int64_t>();
+  MG_CHECK(batch_ >= 1, "batch must be at least 1, got ", batch_);
+  steps_per_epoch_ = std::max<int64_t>(1, task_->steps_per_epoch(batch_));
+  const int64_t epochs = config_.train.at("epochs").get<int64_t>();
+  const int64_t iterations = config_.train.at("iterations").get<int64_t>();
+  total_steps_ = epochs > 0 ? epochs * steps_per_epoch_ : iterations;
+  MG_CHECK(total_steps_ >= 1, "nothing to train: set --iterations N or --epochs N");
+}
+
+double Trainer::current_lr(int64_t step) const {
+  double lr = config_.train.at("lr").get<double>();
+  const int64_t halve = config_.train.at("lr_halve_every_epochs").get<int64_t>();
+  if (halve > 0) lr *= std::pow(0.5, double((step / steps_per_epoch_) / halve));
+  return lr * model_->lr_multiplier();
+}
+
+StepTiming Trainer::train_step(int64_t step) {
+  StepTiming timing;
+  ParameterSet& params = model_->params();
+  auto t0 = Clock::now();
+  tape_.reset();
+  tape_.set_step(uint64_t(step));
+  task_->train_batch(step, batch_, config_.dtype, batch_data_);
+  ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
+  timing.loss = out.loss.value().at(0);
+  timing.forward_ms = ms_since(t0);
+  t0 = Clock::now();
+  tape_.backward(out.loss);
+  timing.backward_ms = ms_since(t0);
+  t0 = Clock::now();
+  const nlohmann::json& tr = config_.train;
+  if (const double per = tr.at("clip_norm_per_param").get<double>(); per > 0) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      Tensor& g = params[i].grad;
+      double norm = 0;
+      for (int64_t j = 0; j < g.numel(); ++j) norm += g.at(j) * g.at(j);
+      norm = std::sqrt(norm);
+      if (norm > per)
+        MG_DISPATCH(g.dtype(), T, {
+          T* p = g.data<T>();
+          for (int64_t j = 0; j < g.numel(); ++j) p[j] *= T(per / norm);
+        });
+    }
+  }
+  timing.grad_norm = grad_norm(params);
+  if (const double c = tr.at("clip_norm").get<double>(); c > 0) clip_grad_norm(params, c);
+  if (const double c = tr.at("clip_value").get<double>(); c > 0) clip_grad_value(params, c);
+  optimizer_->set_learning_rate(current_lr(step));
+  optimizer_->step();
+  params.zero_grad();
+  model_->after_update();
+  timing.optimizer_ms = ms_since(t0);
+  return timing;
+}
+
+double Trainer::validation_loss() {
+  const int64_t n = task_->validation_batches(batch_);
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  Tape tape(config_.seed);
+  NoGradScope no_grad(tape);
+  Batch batch;
+  double total = 0;
+  ForwardOptions opts;
+  opts.training = false;
+  for (int64_t i = 0; i < n; ++i) {
+    tape.reset();
+    task_->validation_batch(i, batch_, config_.dtype, batch);
+    total += model_->forward(tape, batch, opts).loss.value().at(0);
+  }
+  return total / double(n);
+}
+
+std::string Trainer::end_epoch(int64_t epoch) {
+  const double vloss = validation_loss();
+  std::string note = model_->on_epoch_end(epoch, vloss);
+  return note;
+}
+
+nlohmann::json Trainer::evaluate() {
+  Tape tape(config_.seed);
+  NoGradScope no_grad(tape);
+  ForwardOptions opts;
+  opts.training = false;
+  opts.teacher_forcing = false;
+  Predictor predict = [&](const Batch& batch) {
+    tape.reset();
+    return model_->forward(tape, batch, opts).predictions.value().clone();
+  };
+  return task_->evaluate(predict, batch_, config_.dtype);
+}
+
+void Trainer::save_checkpoint(const std::string& path, int64_t next_step) const {
+  TensorFile file;
+  add_parameters(file, model_->params(), "param/");
+  for (auto& [name, t] : optimizer_->state()) file.tensors.emplace_back("optim/" + name, *t);
+  file.metadata["format"] = "memgrad-checkpoint-1";
+  file.metadata["next_step"] = std::to_string(next_step);
+  file.metadata["optimizer_steps"] = std::to_string(optimizer_->steps());
+  file.metadata["model_state"] = model_->training_state().dump();
+  file.metadata["run_config"] = config_.to_json().dump();
+  save_safetensors(path, file);
+}
+
+int64_t Trainer::load_checkpoint(const std::string& path) {
+  const TensorFile file = load_safetensors(path);
+  load_parameters(file, model_->params(), "param/", path);
+  for (auto& [name, t] : optimizer_->state()) {
+    const Tensor* saved = file.find("optim/" + name);
+    MG_CHECK(saved && saved->shape() == t->shape() && saved->dtype() == t->dtype(), path,
+             ": optimizer state 'optim/", name, "' missing or of the wrong shape");
+    t->copy_from(*saved);
+  }
+  try {
+    optimizer_->set_steps(std::stoll(file.metadata.at("optimizer_steps")));
+    model_->set_training_state(nlohmann::json::parse(file.metadata.at("model_state")));
+    return std::stoll(file.metadata.at("next_step"));
+  } catch (const std::exception& e) {
+    fail(path, ": checkpoint metadata incomplete (", e.what(), ")");
+  }
+}
+
+void Trainer::load_parameters_from(const std::string& path) {
+  const TensorFile file = load_safetensors(path);
+  load_parameters(file, model_->params(), "param/", path);
+  if (auto it = file.metadata.find("model_state"); it != file.metadata.end())
+    model_->set_training_state(nlohmann::json::parse(it->second));
+}
+
+RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* out_dir,
+                          std::string* resume_dir, nlohmann::json* tool_flags) {
+  // First pass: which task and model, so their settings can be offered as flags.
+  std::string task_name = "sum2seq", model_name = "dmnc-late";
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == "--task") task_name = words[i + 1];
+    if (words[i] == "--model") model_name = words[i + 1];
+  }
+  const TaskInfo& ti = task_info(task_name);
+  const ModelInfo& mi = model_info(model_name);
+  nlohmann::json train = kTrainBase;
+  for (auto& [k, v] : mi.train_defaults.items()) train[k] = v;
+  nlohmann::json model_config = mi.default_config, task_settings = ti.default_settings;
+
+  std::vector<std::string> valued = {"task", "model", "out", "resume", "seed", "threads", "dtype",
+                                     "log-every", "eval-every", "checkpoint-every", "data"};
+  for (auto* group : {&train, &model_config, &task_settings})
+    for (auto& [k, v] : group->items()) valued.push_back(flag_of(k));
+  Args args(words, {"detect-anomaly", "quiet", "help", "json"}, valued);
+
+  RunConfig rc;
+  rc.task = task_name;
+  rc.model = model_name;
+  rc.seed = uint64_t(args.get_int("seed", 1));
+  const std::string dt = args.get("dtype", "float32");
+  if (dt != "float32" && dt != "float64") throw UsageError("--dtype must be float32 or float64");
+  rc.dtype = dt == "float32" ? DType::f32 : DType::f64;
+  // Settings named by several groups (e.g. a task's "seed") are set in each.
+  for (auto* group : {&train, &model_config, &task_settings})
+    for (auto& [k, v] : group->items())
+      if (auto text = args.get(flag_of(k))) v = convert(flag_of(k), *text, v);
+  if (auto data = args.get("data"); data && task_settings.contains("data_dir"))
+    task_settings["data_dir"] = *data;
+  if (args.has("epochs") && !args.has("iterations")) train["iterations"] = 0;
+  if (args.has("iterations") && !args.has("epochs")) train["epochs"] = 0;
+  rc.train = train;
+  rc.model_config = model_config;
+  rc.task_settings = task_settings;
+  if (out_dir) *out_dir = args.get("out", "");
+  if (resume_dir) *resume_dir = args.get("resume", "");
+  if (tool_flags)
+    *tool_flags = {{"threads", args.get_int("threads", 0)},
+                   {"log_every", args.get_int("log-every", 0)},
+                   {"eval_every", args.get_int("eval-every", 0)},
+                   {"checkpoint_every", args.get_int("checkpoint-every", 0)},
+                   {"detect_anomaly", args.has("detect-anomaly")},
+                   {"quiet", args.has("quiet")},
+                   {"json", args.has("json")},
+                   {"help", args.has("help")}};
+  return rc;
+}
+
+}  // namespace memgrad::cli

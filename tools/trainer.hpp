@@ -1,0 +1,79 @@
+// Training of any registered model on any registered task: the step (forward, backward,
+// clipping, update), evaluation, checkpoints and exact resume. `memgrad train`, `eval` and `bench`
+// share it.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/batch.hpp"
+#include "engine/optimizer.hpp"
+#include "engine/tape.hpp"
+#include "models/model.hpp"
+#include "tasks/task.hpp"
+
+namespace memgrad::cli {
+
+// Everything that defines a run; written to config.json and read back by eval and resume.
+struct RunConfig {
+  std::string task, model;
+  nlohmann::json task_settings, model_config, train;  // merged over the defaults
+  uint64_t seed = 1;
+  DType dtype = DType::f32;
+
+  nlohmann::json to_json() const;
+  static RunConfig from_json(const nlohmann::json& j, const std::string& source);
+};
+
+struct StepTiming {
+  double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
+  double loss = 0, grad_norm = 0;
+};
+
+class Trainer {
+ public:
+  explicit Trainer(const RunConfig& config);
+
+  // One training step on the batch of `step` (data and noise are pure functions of the step).
+  StepTiming train_step(int64_t step);
+  // Mean model loss over the task's validation batches (NaN when the task has none).
+  double validation_loss();
+  // Test metrics (greedy decoding, no dropout).
+  nlohmann::json evaluate();
+  // Called at each epoch boundary: validation, the model's schedule hook. Returns a log note.
+  std::string end_epoch(int64_t epoch);
+  double current_lr(int64_t step) const;
+
+  void save_checkpoint(const std::string& path, int64_t next_step) const;
+  // Restores parameters, optimizer state and the model's schedule; returns the next step.
+  int64_t load_checkpoint(const std::string& path);
+  // Parameters only (for eval).
+  void load_parameters_from(const std::string& path);
+
+  int64_t total_steps() const { return total_steps_; }
+  int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  int64_t batch_size() const { return batch_; }
+  const RunConfig& config() const { return config_; }
+  Model& model() { return *model_; }
+  Task& task() { return *task_; }
+  Tape& tape() { return tape_; }
+
+ private:
+  RunConfig config_;
+  std::unique_ptr<Task> task_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  Tape tape_;
+  Batch batch_data_;
+  int64_t batch_;
+  int64_t steps_per_epoch_;
+  int64_t total_steps_;
+};
+
+// Resolves `memgrad train` words into a RunConfig: trainer flags, every model config key and every
+// task setting as a flag (snake_case key "word_size" is --word-size). Throws UsageError.
+RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* out_dir,
+                          std::string* resume_dir, nlohmann::json* tool_flags);
+
+}  // namespace memgrad::cli
