@@ -3,6 +3,7 @@
 // stored in the model's float dtype as whole numbers / 0-1 values, the convention every op that
 // takes indices follows. Filling a batch of the same shapes again reuses its memory.
 #pragma once
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,12 +19,13 @@ class Batch {
   // The field `name`; an Error names the missing field and the fields present.
   const Tensor& get(const std::string& name) const;
   bool has(const std::string& name) const;
-  const std::vector<std::pair<std::string, Tensor>>& fields() const { return fields_; }
+  const std::deque<std::pair<std::string, Tensor>>& fields() const { return fields_; }
 
   int64_t size = 0;  // number of samples
 
  private:
-  std::vector<std::pair<std::string, Tensor>> fields_;
+  // A deque: a reference returned by field() stays valid while more fields are added.
+  std::deque<std::pair<std::string, Tensor>> fields_;
 };
 
 }  // namespace memgrad

@@ -1,0 +1,78 @@
+#include <doctest/doctest.h>
+
+#include "tasks/sum2seq.hpp"
+#include "tasks/task.hpp"
+
+using namespace memgrad;
+
+TEST_CASE("sum2seq samples follow y_i = x1_i + x2_{L+1-i} with masked padding") {
+  Batch b;
+  Rng rng(3);
+  sum2seq::make_batch(rng, 64, 10, DType::f64, b);
+  const Tensor &x1 = b.get("x1"), &x2 = b.get("x2"), &y = b.get("y"), &ym = b.get("y_mask");
+  const int64_t width = x1.dim(1);
+  bool saw_short = false, saw_long = false;
+  for (int64_t s = 0; s < 64; ++s) {
+    int64_t len = 0;
+    while (len < width && ym.at(s * width + len) != 0) ++len;
+    CHECK(len >= 1);
+    CHECK(len <= 10);
+    saw_short |= len <= 2;
+    saw_long |= len >= 9;
+    for (int64_t i = 0; i < width; ++i) {
+      const int64_t at = s * width + i;
+      if (i < len) {
+        CHECK(x1.at(at) >= 1);
+        CHECK(x1.at(at) <= 50);
+        CHECK(y.at(at) == x1.at(at) + x2.at(s * width + (len - 1 - i)));
+        CHECK(b.get("x1_mask").at(at) == 1);
+      } else {
+        CHECK(x1.at(at) == 0);
+        CHECK(y.at(at) == 0);
+        CHECK(ym.at(at) == 0);
+      }
+    }
+  }
+  CHECK(saw_short);
+  CHECK(saw_long);
+}
+
+TEST_CASE("training batches are a pure function of (seed, step)") {
+  Batch a, b, c;
+  sum2seq::train_batch(1, 17, 8, 10, DType::f32, a);
+  sum2seq::train_batch(1, 17, 8, 10, DType::f32, b);
+  sum2seq::train_batch(1, 18, 8, 10, DType::f32, c);
+  CHECK(a.get("x1").to_vector() == b.get("x1").to_vector());
+  CHECK(a.get("x1").to_vector() != c.get("x1").to_vector());
+}
+
+TEST_CASE("padded positions never change the sum2seq metric") {
+  auto task = create_task("sum2seq", {{"seed", 1},
+                                      {"test_seed", 9},
+                                      {"lmax", 10},
+                                      {"test_lmax", {6}},
+                                      {"test_samples", 40}});
+  // A predictor that is right on every real position and says `pad_guess` on padding.
+  auto oracle = [](double pad_guess) {
+    return [pad_guess](const Batch& b) {
+      const Tensor &y = b.get("y"), &m = b.get("y_mask");
+      Tensor scores = Tensor::zeros(Shape{y.dim(0), y.dim(1), sum2seq::kOutputVocab}, DType::f32);
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const int64_t cls = m.at(i) != 0 ? int64_t(y.at(i)) : int64_t(pad_guess);
+        scores.set(i * sum2seq::kOutputVocab + cls, 1.0);
+      }
+      return scores;
+    };
+  };
+  const auto a = task->evaluate(oracle(0), 7, DType::f32);
+  const auto b = task->evaluate(oracle(57), 7, DType::f32);
+  CHECK(a["accuracy"]["6"].get<double>() == 1.0);
+  CHECK(a == b);
+  // And a wrong real position does count: one token wrong in 40 samples lowers accuracy.
+  auto one_wrong = [&](const Batch& batch) {
+    Tensor s = oracle(0)(batch);
+    s.set(0, 5.0);  // sample 0, position 0: class 0 now wins over the target
+    return s;
+  };
+  CHECK(task->evaluate(one_wrong, 40, DType::f32)["accuracy"]["6"].get<double>() < 1.0);
+}
