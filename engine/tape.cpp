@@ -9,6 +9,7 @@ namespace {
 const OpDef kInput{"input", true};
 const OpDef kParameter{"parameter", true};
 const OpDef kDetach{"detach", true};
+const OpDef kConstant{"constant", true};
 
 // Index of the first non-finite element, or -1.
 int64_t first_non_finite(const Tensor& t) {
@@ -73,8 +74,16 @@ Var Tape::param(Parameter& p) {
 }
 
 Var detach(Var x) {
-  Var out = x.tape->input(x.value(), false);
-  x.tape->node(out.id).op = &kDetach;
+  // A copy in the node's own slot rather than a leaf sharing x's storage: a shared buffer could
+  // not be reused by the next step, which would then allocate.
+  Var out = x.tape->record(kDetach, x.shape(), x.dtype(), std::span<const Var>(), nullptr);
+  x.tape->value(out.id).copy_from(x.value());
+  return out;
+}
+
+Var Tape::constant(const Shape& shape, DType dtype, double value) {
+  Var out = record(kConstant, shape, dtype, std::span<const Var>(), nullptr);
+  values_[size_t(out.id)].fill(value);
   return out;
 }
 

@@ -65,6 +65,9 @@ class Tape {
   // A parameter: one leaf per parameter per tape; its gradient is added into param.grad by
   // backward() (or by flush_param_grads()).
   Var param(Parameter& p);
+  // A constant filled with `value` (zeros for initial states, ones for masks), in the node's own
+  // reused slot: no allocation in steady state.
+  Var constant(const Shape& shape, DType dtype, double value);
 
   // ---- building nodes (used by ops)
   // Appends a node whose value has `shape` and `dtype` (uninitialised: the op fills it).

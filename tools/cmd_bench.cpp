@@ -13,11 +13,20 @@
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 #include "tools/peak_flops.hpp"
+#include "tools/trainer.hpp"
+
+#include <sys/resource.h>
 
 namespace memgrad::cli {
 namespace {
 
 const char* kHelp = R"(usage: memgrad bench ops [--threads N] [--json] [--quick]
+       memgrad bench --model NAME --task TASK [--batch N] [--threads N] [--steps N] [--json]
+                     [any `memgrad train` flag: model hyper-parameters, task settings]
+
+--model: training steps of a model at its default (paper) dimensions: median ms per step split
+into forward, backward and optimizer (min and max over the measured steps), steps/s, heap
+allocations per steady-state step, and peak resident memory. The first 5 steps are warm-up.
 
 ops: engine figures.
   tape overhead    ns per op to record (forward) and to record + run backward, on a chain of
@@ -143,16 +152,92 @@ int bench_ops(const Args& args) {
   return 0;
 }
 
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+int bench_model(Words words) {
+  // --steps is ours; everything else is a `memgrad train` flag.
+  int64_t steps = 20;
+  for (size_t i = 0; i + 1 < words.size(); ++i)
+    if (words[i] == "--steps") {
+      steps = std::stoll(words[i + 1]);
+      words.erase(words.begin() + long(i), words.begin() + long(i) + 2);
+      break;
+    }
+  if (steps < 1) throw UsageError("--steps must be at least 1");
+  nlohmann::json flags;
+  RunConfig rc = parse_run_flags(words, nullptr, nullptr, &flags);
+  const int threads = set_process_threads(flags["threads"].get<long>());
+  constexpr int64_t kWarmup = 5;
+  rc.train["epochs"] = 0;
+  rc.train["iterations"] = kWarmup + steps;
+  Trainer trainer(rc);
+  std::vector<double> total, fwd, bwd, opt, allocs;
+  for (int64_t step = 0; step < kWarmup + steps; ++step) {
+    const uint64_t a0 = heap_allocations();
+    const StepTiming t = trainer.train_step(step);
+    const uint64_t a1 = heap_allocations();
+    if (step < kWarmup) continue;
+    fwd.push_back(t.forward_ms);
+    bwd.push_back(t.backward_ms);
+    opt.push_back(t.optimizer_ms);
+    total.push_back(t.forward_ms + t.backward_ms + t.optimizer_ms);
+    allocs.push_back(double(a1 - a0));
+  }
+  const Stats st = stats(total);
+  nlohmann::json out = {{"model", rc.model},
+                        {"task", rc.task},
+                        {"batch", trainer.batch_size()},
+                        {"threads", threads},
+                        {"parameters", trainer.model().params().count()},
+                        {"steps_measured", steps},
+                        {"ms_per_step", st.median},
+                        {"ms_per_step_min", st.min},
+                        {"ms_per_step_max", st.max},
+                        {"forward_ms", stats(fwd).median},
+                        {"backward_ms", stats(bwd).median},
+                        {"optimizer_ms", stats(opt).median},
+                        {"steps_per_s", 1000.0 / st.median},
+                        {"allocs_per_step", stats(allocs).median},
+                        {"tape_nodes", trainer.tape().size()},
+                        {"peak_rss_mib", peak_rss_mib()}};
+  if (flags["json"].get<bool>()) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%s on %s, batch %lld, %d threads, %lld parameters, %lld tape nodes per step\n",
+              rc.model.c_str(), rc.task.c_str(), (long long)trainer.batch_size(), threads,
+              (long long)trainer.model().params().count(), (long long)trainer.tape().size());
+  std::printf("  ms per step   %8.2f  [%.2f, %.2f]  (%.1f steps/s)\n", st.median, st.min, st.max,
+              1000.0 / st.median);
+  std::printf("  forward       %8.2f\n  backward      %8.2f\n  optimizer     %8.2f\n",
+              double(out["forward_ms"]), double(out["backward_ms"]), double(out["optimizer_ms"]));
+  std::printf("  allocations per steady-state step: %.0f\n  peak RSS: %.1f MiB\n",
+              double(out["allocs_per_step"]), double(out["peak_rss_mib"]));
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(const Words& words) {
+  const bool model_mode = std::find(words.begin(), words.end(), "--model") != words.end();
+  if (model_mode) {
+    if (std::find(words.begin(), words.end(), "--help") != words.end()) {
+      std::fputs(kHelp, stdout);
+      return 0;
+    }
+    return bench_model(words);
+  }
   Args args(words, {"json", "help", "quick"}, {"threads"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
   }
   if (args.positional().size() == 1 && args.positional()[0] == "ops") return bench_ops(args);
-  throw UsageError("expected `memgrad bench ops` (see --help)");
+  throw UsageError("expected `memgrad bench ops` or `memgrad bench --model NAME --task TASK`");
 }
 
 }  // namespace memgrad::cli

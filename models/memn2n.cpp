@@ -1,0 +1,329 @@
+// End-To-End Memory Network; see models/memn2n.hpp and docs/babi.md.
+#include "models/memn2n.hpp"
+
+#include <cmath>
+
+#include "models/layers.hpp"
+#include "ops/ops.hpp"
+
+namespace memgrad {
+namespace {
+
+const char* kName = "memn2n";
+
+// Every hyper-parameter with the default of the official code for bAbI 1k single-task training.
+// vocab_size, sentence_len and memory_size are the data's sizes: the task's model_dims() sets
+// them (the values here are those of bAbI task 1, en).
+const nlohmann::json kDefaults = {
+    {"vocab_size", 20},           // words including nil (id 0), without time words
+    {"sentence_len", 6},          // J: words per sentence (padded)
+    {"memory_size", 10},          // memory slots = number of time words
+    {"embedding_dim", 20},        // d: 20 for bAbI 1k; 50 for joint training and en-10k
+    {"hops", 3},                  // K
+    {"position_encoding", true},  // false: bag of words
+    {"temporal_encoding", true},  // time words
+    {"linear_start", true},       // start without the attention softmax
+    {"ls_rule", "epochs"},        // "epochs": LS for ls_epochs (official); "validation": paper
+    {"ls_epochs", 20},
+    {"ls_lr_multiplier", 0.5},  // lr during LS: 0.01 * 0.5 = 0.005 (official ls_init_lrate)
+    {"init_std", 0.1},          // N(0, 0.1^2) weights
+    {"loss", "sum"},            // "sum" over the batch (official, lr 0.01) or "mean" (lr 0.32)
+};
+
+int64_t positive(const nlohmann::json& c, const char* key, int64_t min_value = 1) {
+  const nlohmann::json& v = c.at(key);
+  MG_CHECK(v.is_number_integer(), kName, ": config key '", key, "' must be a whole number, got ",
+           v.dump());
+  const auto x = v.get<int64_t>();
+  MG_CHECK(x >= min_value, kName, ": config key '", key, "' must be at least ", min_value, ", got ",
+           x);
+  return x;
+}
+
+}  // namespace
+
+Tensor memn2n_position_encoding(int64_t positions, int64_t total, int64_t dim, DType dtype) {
+  MG_CHECK(positions >= 1 && positions <= total && dim >= 1, kName, ": position encoding of ",
+           positions, " of ", total, " positions, dim ", dim);
+  Tensor l = Tensor::empty(Shape{positions, dim}, dtype);
+  const double d = double(dim), jj = double(total);
+  for (int64_t j = 1; j <= positions; ++j)
+    for (int64_t k = 1; k <= dim; ++k)
+      l.set((j - 1) * dim + (k - 1),
+            1.0 + 4.0 * (double(k) - (d + 1) / 2) * (double(j) - (jj + 1) / 2) / (d * jj));
+  return l;
+}
+
+MemN2N::MemN2N(const nlohmann::json& user, DType dtype, uint64_t seed)
+    : Model(dtype), config_(layers::merge_config(kName, kDefaults, user)) {
+  const nlohmann::json& c = config_;
+  vocab_ = positive(c, "vocab_size", 2);
+  sentence_len_ = positive(c, "sentence_len");
+  memory_size_ = positive(c, "memory_size");
+  dim_ = positive(c, "embedding_dim");
+  hops_ = positive(c, "hops");
+  pe_ = c.at("position_encoding").get<bool>();
+  te_ = c.at("temporal_encoding").get<bool>();
+  ls_rule_ = c.at("ls_rule").get<std::string>();
+  MG_CHECK(ls_rule_ == "epochs" || ls_rule_ == "validation", kName,
+           ": ls_rule must be \"epochs\" or \"validation\", got \"", ls_rule_, "\"");
+  ls_epochs_ = positive(c, "ls_epochs", 0);
+  ls_lr_multiplier_ = c.at("ls_lr_multiplier").get<double>();
+  MG_CHECK(ls_lr_multiplier_ > 0, kName, ": ls_lr_multiplier must be > 0");
+  const double init_std = c.at("init_std").get<double>();
+  MG_CHECK(init_std > 0, kName, ": init_std must be > 0");
+  const std::string loss = c.at("loss").get<std::string>();
+  MG_CHECK(loss == "sum" || loss == "mean", kName, ": loss must be \"sum\" or \"mean\", got \"",
+           loss, "\"");
+  sum_loss_ = loss == "sum";
+  linear_start_ = c.at("linear_start").get<bool>();
+
+  Rng rng(seed);
+  const int64_t rows = table_rows();
+  for (int64_t t = 0; t <= hops_; ++t) {
+    std::string name;
+    if (t == 0)
+      name = "A1_B";
+    else if (t == hops_)
+      name = "C" + std::to_string(t) + "_W";
+    else
+      name = "C" + std::to_string(t) + "_A" + std::to_string(t + 1);
+    Parameter& p = params_.add_normal(name, Shape{rows, dim_}, init_std, rng);
+    for (int64_t k = 0; k < dim_; ++k) p.value.set(k, 0.0);  // the nil word
+    tables_.push_back(&p);
+  }
+}
+
+void MemN2N::build_bags(const Tensor& story, const Tensor& time, const Tensor& query) {
+  const DType dtype = params_.dtype();
+  const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2), rows = table_rows();
+  const int64_t jp = te_ ? j + 1 : j;  // J': the time word is the last position
+  // l[j, k] = 1 + alpha_k beta_j (see the header); beta over J' positions.
+  std::vector<double>& beta = beta_;
+  beta.resize(size_t(jp));
+  for (int64_t w = 0; w < jp; ++w) beta[size_t(w)] = double(w + 1) - double(jp + 1) / 2;
+  if (!alpha_.defined() || alpha_.dtype() != dtype) {
+    alpha_ = Tensor::empty(Shape{dim_}, dtype);
+    for (int64_t k = 0; k < dim_; ++k)
+      alpha_.set(k, 4.0 * (double(k + 1) - double(dim_ + 1) / 2) / (double(dim_) * double(jp)));
+  }
+  for (Tensor* t : {&count_mem_, &pos_mem_}) {
+    t->reshape_reuse(Shape{b, m, rows}, dtype);
+    t->zero();
+  }
+  for (Tensor* t : {&count_query_, &pos_query_}) {
+    t->reshape_reuse(Shape{b, rows}, dtype);
+    t->zero();
+  }
+  MG_DISPATCH(dtype, T, {
+    const T* ps = story.data<T>();
+    const T* pt = time.data<T>();
+    const T* pq = query.data<T>();
+    T* nm = count_mem_.data<T>();
+    T* pm = pos_mem_.data<T>();
+    auto word = [&](T id, const char* field) {
+      MG_CHECK(id >= 0 && id < T(vocab_) && id == std::floor(id), kName, ": batch field '", field,
+               "' holds ", id, ", not a word id in [0, ", vocab_, ")");
+      return int64_t(id);
+    };
+    for (int64_t r = 0; r < b * m; ++r) {
+      for (int64_t w = 0; w < j; ++w) {
+        const int64_t id = word(ps[r * j + w], "story");
+        nm[r * rows + id] += T(1);
+        pm[r * rows + id] += T(beta[size_t(w)]);
+      }
+      if (te_) {
+        const T tau = pt[r];
+        MG_CHECK(tau >= 0 && tau <= T(memory_size_) && tau == std::floor(tau), kName,
+                 ": batch field 'time' holds ", tau, ", not a temporal index in [0, ", memory_size_,
+                 "]");
+        const int64_t id = tau > 0 ? vocab_ + int64_t(tau) - 1 : 0;  // 0: the nil word
+        nm[r * rows + id] += T(1);
+        pm[r * rows + id] += T(beta[size_t(j)]);
+      }
+    }
+    T* nq = count_query_.data<T>();
+    T* qq = pos_query_.data<T>();
+    for (int64_t s = 0; s < b; ++s)
+      for (int64_t w = 0; w < j; ++w) {
+        const int64_t id = word(pq[s * j + w], "query");
+        nq[s * rows + id] += T(1);
+        qq[s * rows + id] += T(beta[size_t(w)]);
+      }
+  });
+}
+
+ForwardResult MemN2N::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
+  const DType dtype = params_.dtype();
+  const Tensor& story = layers::field(batch, kName, "story", 3);
+  const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2);
+  MG_CHECK(j == sentence_len_, kName, ": batch field 'story' has sentences of ", j,
+           " words, the model was built for sentence_len ", sentence_len_);
+  MG_CHECK(b >= 1 && m >= 1, kName, ": batch field 'story' has shape ", story.shape());
+  const Tensor& time = layers::field(batch, kName, "time", 2);
+  const Tensor& mask = layers::field(batch, kName, "memory_mask", 2);
+  const Tensor& query = layers::field(batch, kName, "query", 2);
+  const Tensor& answer = layers::field(batch, kName, "answer", 1);
+  layers::expect_shape(kName, "time", time, Shape{b, m});
+  layers::expect_shape(kName, "memory_mask", mask, Shape{b, m});
+  layers::expect_shape(kName, "query", query, Shape{b, j});
+  layers::expect_shape(kName, "answer", answer, Shape{b});
+  for (const Tensor* t : {&story, &time, &mask, &query, &answer})
+    MG_CHECK(t->dtype() == dtype, kName, ": batch fields must be ", dtype_name(dtype), ", got ",
+             dtype_name(t->dtype()));
+  build_bags(story, time, query);
+
+  std::vector<Var> tables;
+  tables.reserve(tables_.size());
+  for (Parameter* p : tables_) tables.push_back(tape.param(*p));
+  const Var count_mem = tape.input(count_mem_), count_q = tape.input(count_query_);
+  Var pos_mem, pos_q, alpha;
+  if (pe_) {
+    pos_mem = tape.input(pos_mem_);
+    pos_q = tape.input(pos_query_);
+    alpha = tape.input(alpha_);
+  }
+  const Var mk = tape.input(mask);
+  Var neg;
+  if (!linear_start_) {
+    if (!neg_.defined() || neg_.dtype() != dtype) neg_ = Tensor::full(Shape{1}, dtype, -1e30);
+    neg = tape.input(neg_);
+  }
+  // sum_j l_j * T[x_j] = count T + alpha * (pos T): two GEMMs over the whole batch.
+  auto embed = [&](Var table, Var count, Var pos) {
+    const Var bow = matmul(count, table);
+    return pe_ ? add(bow, mul(matmul(pos, table), alpha)) : bow;
+  };
+
+  Var u = embed(tables[0], count_q, pos_q);        // [B, d]
+  Var mem = embed(tables[0], count_mem, pos_mem);  // A^1 memories [B, M, d]
+  for (int64_t k = 0; k < hops_; ++k) {
+    const Var c = embed(tables[size_t(k + 1)], count_mem, pos_mem);  // C^k, also A^{k+1}
+    const Var scores = reshape(bmm(mem, reshape(u, Shape{b, dim_, 1})), Shape{b, m});
+    // Empty slots get weight exactly 0: masked out of the softmax and multiplied by the mask.
+    const Var p = linear_start_ ? mul(scores, mk) : mul(softmax(where(mk, scores, neg)), mk);
+    if (opts.trace) opts.trace->record("hop" + std::to_string(k + 1) + "/attention", p.value());
+    const Var o = reshape(bmm(reshape(p, Shape{b, 1, m}), c), Shape{b, dim_});
+    u = add(u, o);
+    mem = c;
+  }
+  ForwardResult r;
+  r.predictions = matmul(u, transpose(tables.back()));  // W^T = C^K: [B, rows]
+  if (opts.trace) opts.trace->record("answer_logits", r.predictions.value());
+  r.loss = cross_entropy(r.predictions, tape.input(answer));
+  if (sum_loss_) r.loss = scale(r.loss, double(b));
+  return r;
+}
+
+std::string MemN2N::on_epoch_end(int64_t epoch, double validation_loss) {
+  if (!linear_start_) return {};
+  bool end = false;
+  std::string why;
+  if (ls_rule_ == "validation" && std::isfinite(validation_loss)) {
+    end = have_validation_loss_ && validation_loss >= last_validation_loss_;
+    if (end) why = "validation loss stopped decreasing";
+    last_validation_loss_ = validation_loss;
+    have_validation_loss_ = true;
+  } else {
+    end = epoch >= ls_epochs_;
+    why = std::to_string(ls_epochs_) + " linear-start epochs done";
+  }
+  if (!end) return {};
+  linear_start_ = false;
+  return "linear start ended after epoch " + std::to_string(epoch) + " (" + why +
+         "): attention softmax re-inserted";
+}
+
+void MemN2N::after_update() {
+  for (Parameter* p : tables_)
+    MG_DISPATCH(p->value.dtype(), T, {
+      T* v = p->value.data<T>();
+      std::fill(v, v + dim_, T(0));  // row 0: the nil word
+    });
+}
+
+double MemN2N::lr_multiplier() const { return linear_start_ ? ls_lr_multiplier_ : 1.0; }
+
+nlohmann::json MemN2N::training_state() const {
+  nlohmann::json s = {{"linear_start", linear_start_}};
+  s["last_validation_loss"] =
+      have_validation_loss_ ? nlohmann::json(last_validation_loss_) : nlohmann::json(nullptr);
+  return s;
+}
+
+void MemN2N::set_training_state(const nlohmann::json& s) {
+  if (s.contains("linear_start")) linear_start_ = s.at("linear_start").get<bool>();
+  if (s.contains("last_validation_loss")) {
+    const nlohmann::json& v = s.at("last_validation_loss");
+    have_validation_loss_ = v.is_number();
+    last_validation_loss_ = have_validation_loss_ ? v.get<double>() : 0.0;
+  }
+}
+
+namespace {
+
+// A tiny check batch: B = 3 questions, M = 4 slots, J = 3 words (vocab 7, memory_size 4); the
+// samples have 4, 2 and 3 memories (empty slots in the last two), sentences with nil padding,
+// and temporal indices with a gap (as random noise makes them).
+void make_check_batch(Rng& rng, DType dtype, Batch& batch) {
+  const int64_t b = 3, m = 4, j = 3, vocab = 7;
+  const int64_t counts[3] = {4, 2, 3};
+  const double times[3][4] = {{4, 3, 2, 1}, {2, 1, 0, 0}, {4, 2, 1, 0}};
+  Tensor& story = batch.field("story", Shape{b, m, j}, dtype);
+  Tensor& time = batch.field("time", Shape{b, m}, dtype);
+  Tensor& mask = batch.field("memory_mask", Shape{b, m}, dtype);
+  Tensor& query = batch.field("query", Shape{b, j}, dtype);
+  Tensor& answer = batch.field("answer", Shape{b}, dtype);
+  for (int64_t s = 0; s < b; ++s) {
+    for (int64_t k = 0; k < counts[s]; ++k) {
+      const int64_t words = 1 + int64_t(rng.below(uint64_t(j)));  // 1..J words, then nil
+      for (int64_t w = 0; w < words; ++w)
+        story.set((s * m + k) * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
+      time.set(s * m + k, times[s][k]);
+      mask.set(s * m + k, 1);
+    }
+    for (int64_t w = 0; w < j - (s == 1 ? 1 : 0); ++w)
+      query.set(s * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
+    answer.set(s, double(1 + rng.below(uint64_t(vocab - 1))));
+  }
+  batch.size = b;
+}
+
+nlohmann::json check_config(const char* variant, bool linear_start) {
+  return {{"variant", variant},
+          {"vocab_size", 7},
+          {"sentence_len", 3},
+          {"memory_size", 4},
+          {"embedding_dim", 4},
+          {"hops", 3},
+          {"linear_start", linear_start},
+          {"init_std", 0.3}};
+}
+
+const bool kRegistered = [] {
+  nlohmann::json bow = check_config("bow-no-time-mean-loss", false);
+  bow["position_encoding"] = false;
+  bow["temporal_encoding"] = false;
+  bow["hops"] = 2;
+  bow["loss"] = "mean";
+  register_model(
+      {.name = kName,
+       .summary = "End-To-End Memory Network (Sukhbaatar et al. 2015): 3 hops, position and "
+                  "temporal encoding, adjacent tying, linear start; bAbI QA",
+       .create = [](const nlohmann::json& config, DType dtype, uint64_t seed)
+           -> std::unique_ptr<Model> { return std::make_unique<MemN2N>(config, dtype, seed); },
+       .default_config = kDefaults,
+       .train_defaults = {{"optimizer", "sgd"},
+                          {"lr", 0.01},
+                          {"momentum", 0.0},
+                          {"batch", 32},
+                          {"epochs", 100},
+                          {"clip_norm_per_param", 40.0},
+                          {"lr_halve_every_epochs", 25}},
+       .check_configs = {check_config("softmax", false), check_config("linear-start", true), bow},
+       .check_batch = make_check_batch});
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad

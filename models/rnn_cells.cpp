@@ -1,0 +1,167 @@
+// LSTM and GRU cells from primitive ops (see rnn_cells.hpp for the equations).
+#include "models/rnn_cells.hpp"
+
+#include <array>
+#include <cmath>
+
+#include "ops/ops.hpp"
+
+namespace memgrad {
+namespace {
+
+// Glorot-uniform over the fused [in + H, gates * H] matrix, drawn as its input block then its
+// hidden block.
+double fused_glorot_limit(int64_t input_size, int64_t hidden, int64_t gates) {
+  return std::sqrt(6.0 / double(input_size + hidden + gates * hidden));
+}
+
+void check_sizes(const char* what, const std::string& prefix, int64_t input_size, int64_t hidden) {
+  MG_CHECK(input_size > 0 && hidden > 0, what, " '", prefix, "': input size ", input_size,
+           " and hidden size ", hidden, " must be positive");
+}
+
+// x must be [B, want] and h [B, hidden].
+void check_step_input(const char* what, const std::string& prefix, Var x, int64_t want, Var h,
+                      int64_t hidden, const char* xname) {
+  MG_CHECK(x.defined(), what, " '", prefix, "': undefined ", xname);
+  MG_CHECK(x.shape().rank == 2 && x.dim(1) == want, what, " '", prefix, "': ", xname,
+           " must be [B, ", want, "], got ", x.shape());
+  MG_CHECK(h.defined(), what, " '", prefix, "': undefined previous state");
+  MG_CHECK(h.shape() == Shape({x.dim(0), hidden}), what, " '", prefix,
+           "': previous state of shape ", h.shape(), " for an input of shape ", x.shape(),
+           " (want [", x.dim(0), ", ", hidden, "])");
+}
+
+}  // namespace
+
+Var constant_leaf(Tape& tape, const Shape& shape, DType dtype, double value) {
+  return tape.constant(shape, dtype, value);
+}
+
+// ------------------------------------------------------------------------------------------ LSTM
+
+LstmCell::LstmCell(ParameterSet& params, const std::string& prefix, int64_t input_size,
+                   int64_t hidden, Rng& rng)
+    : prefix_(prefix), input_size_(input_size), hidden_(hidden) {
+  check_sizes("LstmCell", prefix, input_size, hidden);
+  const double limit = fused_glorot_limit(input_size, hidden, 4);
+  w_x_ = &params.add_uniform(prefix + ".W_x", Shape{input_size, 4 * hidden}, -limit, limit, rng);
+  w_h_ = &params.add_uniform(prefix + ".W_h", Shape{hidden, 4 * hidden}, -limit, limit, rng);
+  b_ = &params.add(prefix + ".b", Shape{4 * hidden});
+  for (int64_t j = hidden; j < 2 * hidden; ++j) b_->value.set(j, 1.0);  // forget gate bias 1
+}
+
+LstmState LstmCell::zero_state(Tape& tape, int64_t batch, DType dtype) const {
+  Var z = constant_leaf(tape, Shape{batch, hidden_}, dtype, 0.0);
+  return {z, z};
+}
+
+Var LstmCell::project_inputs(Var xs) const {
+  MG_CHECK(xs.defined(), "LstmCell '", prefix_, "': undefined inputs");
+  MG_CHECK(xs.shape().rank >= 2 && xs.dim(-1) == input_size_, "LstmCell '", prefix_,
+           "': inputs must be [..., ", input_size_, "], got ", xs.shape());
+  Tape& tape = *xs.tape;
+  return add(matmul(xs, tape.param(*w_x_)), tape.param(*b_));
+}
+
+LstmState LstmCell::step(Tape& tape, Var x, const LstmState& prev) const {
+  check_step_input("LstmCell", prefix_, x, input_size_, prev.h, hidden_, "input");
+  return step_projected(tape, add(matmul(x, tape.param(*w_x_)), tape.param(*b_)), prev);
+}
+
+LstmState LstmCell::step_projected(Tape& tape, Var xw_t, const LstmState& prev) const {
+  const int64_t H = hidden_;
+  check_step_input("LstmCell", prefix_, xw_t, 4 * H, prev.h, H, "projected input");
+  MG_CHECK(prev.c.defined() && prev.c.shape() == prev.h.shape(), "LstmCell '", prefix_,
+           "': cell state of shape ", prev.c.defined() ? prev.c.shape().str() : "undefined",
+           " does not match h of shape ", prev.h.shape());
+  Var gates = add(xw_t, matmul(prev.h, tape.param(*w_h_)));  // [B,4H]: i f g o
+  // One sigmoid over all four blocks (the g block's is unused): fewer nodes than three.
+  Var s = sigmoid(gates);
+  Var i = slice(s, 1, 0, H);
+  Var f = slice(s, 1, H, H);
+  Var o = slice(s, 1, 3 * H, H);
+  Var g = tanh(slice(gates, 1, 2 * H, H));
+  Var c = add(mul(f, prev.c), mul(i, g));
+  Var h = mul(o, tanh(c));
+  return {h, c};
+}
+
+StackedLstm::StackedLstm(ParameterSet& params, const std::string& prefix, int64_t input_size,
+                         int64_t hidden, int64_t layers, Rng& rng) {
+  MG_CHECK(layers >= 1, "StackedLstm '", prefix, "': needs at least one layer, got ", layers);
+  cells_.reserve(size_t(layers));
+  for (int64_t l = 0; l < layers; ++l)
+    cells_.emplace_back(params, prefix + ".l" + std::to_string(l), l == 0 ? input_size : hidden,
+                        hidden, rng);
+}
+
+std::vector<LstmState> StackedLstm::zero_state(Tape& tape, int64_t batch, DType dtype) const {
+  std::vector<LstmState> s;
+  s.reserve(cells_.size());
+  for (const LstmCell& c : cells_) s.push_back(c.zero_state(tape, batch, dtype));
+  return s;
+}
+
+Var StackedLstm::step_upper(Tape& tape, std::span<LstmState> state) const {
+  for (size_t l = 1; l < cells_.size(); ++l)
+    state[l] = cells_[l].step(tape, state[l - 1].h, state[l]);
+  return state.back().h;
+}
+
+Var StackedLstm::step(Tape& tape, Var x, std::span<LstmState> state) const {
+  MG_CHECK(state.size() == cells_.size(), "StackedLstm '", cells_.front().prefix(),
+           "': ", state.size(), " states for ", cells_.size(), " layers");
+  state[0] = cells_[0].step(tape, x, state[0]);
+  return step_upper(tape, state);
+}
+
+Var StackedLstm::step_projected(Tape& tape, Var xw_t, std::span<LstmState> state) const {
+  MG_CHECK(state.size() == cells_.size(), "StackedLstm '", cells_.front().prefix(),
+           "': ", state.size(), " states for ", cells_.size(), " layers");
+  state[0] = cells_[0].step_projected(tape, xw_t, state[0]);
+  return step_upper(tape, state);
+}
+
+// ------------------------------------------------------------------------------------------- GRU
+
+GruCell::GruCell(ParameterSet& params, const std::string& prefix, int64_t input_size,
+                 int64_t hidden, Rng& rng)
+    : prefix_(prefix), input_size_(input_size), hidden_(hidden) {
+  check_sizes("GruCell", prefix, input_size, hidden);
+  const double limit = fused_glorot_limit(input_size, hidden, 3);
+  w_x_ = &params.add_uniform(prefix + ".W_x", Shape{input_size, 3 * hidden}, -limit, limit, rng);
+  u_rz_ = &params.add_uniform(prefix + ".U_rz", Shape{hidden, 2 * hidden}, -limit, limit, rng);
+  u_n_ = &params.add_uniform(prefix + ".U_n", Shape{hidden, hidden}, -limit, limit, rng);
+  b_ = &params.add(prefix + ".b", Shape{3 * hidden});
+}
+
+Var GruCell::zero_state(Tape& tape, int64_t batch, DType dtype) const {
+  return constant_leaf(tape, Shape{batch, hidden_}, dtype, 0.0);
+}
+
+Var GruCell::project_inputs(Var xs) const {
+  MG_CHECK(xs.defined(), "GruCell '", prefix_, "': undefined inputs");
+  MG_CHECK(xs.shape().rank >= 2 && xs.dim(-1) == input_size_, "GruCell '", prefix_,
+           "': inputs must be [..., ", input_size_, "], got ", xs.shape());
+  Tape& tape = *xs.tape;
+  return add(matmul(xs, tape.param(*w_x_)), tape.param(*b_));
+}
+
+Var GruCell::step(Tape& tape, Var x, Var h_prev) const {
+  check_step_input("GruCell", prefix_, x, input_size_, h_prev, hidden_, "input");
+  return step_projected(tape, add(matmul(x, tape.param(*w_x_)), tape.param(*b_)), h_prev);
+}
+
+Var GruCell::step_projected(Tape& tape, Var xw_t, Var h_prev) const {
+  const int64_t H = hidden_;
+  check_step_input("GruCell", prefix_, xw_t, 3 * H, h_prev, H, "projected input");
+  Var rz = sigmoid(add(slice(xw_t, 1, 0, 2 * H), matmul(h_prev, tape.param(*u_rz_))));
+  Var r = slice(rz, 1, 0, H);
+  Var z = slice(rz, 1, H, H);
+  Var n = tanh(add(slice(xw_t, 1, 2 * H, H), matmul(mul(r, h_prev), tape.param(*u_n_))));
+  // z * h + (1 - z) * n, written as n + z * (h - n): one product fewer.
+  return add(n, mul(z, sub(h_prev, n)));
+}
+
+}  // namespace memgrad

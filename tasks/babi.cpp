@@ -1,0 +1,484 @@
+// The bAbI loader and the `babi` task (see tasks/babi.hpp and docs/babi.md).
+#include "tasks/babi.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "engine/error.hpp"
+#include "tasks/metrics.hpp"
+#include "tasks/task.hpp"
+
+namespace memgrad::babi {
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A positive integer written with digits only; -1 otherwise.
+int64_t parse_id(const std::string& s) {
+  if (s.empty() || s.size() > 9) return -1;
+  int64_t v = 0;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v >= 1 ? v : -1;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> tokenize(const std::string& text) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isspace(c) || std::ispunct(c)) {
+      if (!word.empty()) out.push_back(std::move(word));
+      word.clear();
+    } else {
+      word.push_back(char(std::tolower(c)));
+    }
+  }
+  if (!word.empty()) out.push_back(std::move(word));
+  return out;
+}
+
+RawFile read_file(const std::string& path) {
+  std::ifstream in(path);
+  MG_CHECK(in.good(), path, ": cannot open (missing or unreadable file)");
+  RawFile file;
+  file.path = path;
+  std::string line;
+  int64_t line_no = 0, prev_id = 0;
+  // Per line id of the current story: the statement index, or -1 for a question line.
+  std::vector<int64_t> id_kind;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (trim(line).empty()) continue;
+    auto bad = [&](const auto&... parts) { fail(path, ":", line_no, ": ", parts...); };
+
+    const size_t space = line.find_first_of(" \t");
+    const std::string id_text = line.substr(0, space);
+    const int64_t id = parse_id(id_text);
+    if (id < 0) bad("bad line id '", id_text, "' (a line starts with a positive integer id)");
+    if (id == 1) {
+      file.stories.emplace_back();
+      id_kind.assign(1, -1);  // index 0 unused
+    } else if (id != prev_id + 1) {
+      if (prev_id == 0) bad("bad line id ", id, ": the first line of a file must have id 1");
+      bad("bad line id ", id, " after id ", prev_id, " (ids count up by one; 1 starts a story)");
+    }
+    prev_id = id;
+    auto& story = file.stories.back();
+    const std::string rest = space == std::string::npos ? std::string() : line.substr(space + 1);
+    const std::vector<std::string> fields = split(rest, '\t');
+
+    if (fields.size() == 1) {  // a statement
+      if (rest.find('?') != std::string::npos)
+        bad("question without a tab-separated answer (expected 'question?<TAB>answer<TAB>ids')");
+      std::vector<std::string> words = tokenize(rest);
+      if (words.empty()) bad("empty sentence");
+      id_kind.push_back(int64_t(story.size()));
+      story.push_back(std::move(words));
+      continue;
+    }
+    // A question line.
+    if (fields.size() > 3) bad("more than three tab-separated fields");
+    const std::string question = trim(fields[0]);
+    RawQuestion q;
+    q.words = tokenize(question);
+    if (question.find('?') == std::string::npos || q.words.empty())
+      bad("answer with no question (the text before the tab must be a question ending in '?')");
+    q.answer = lower(trim(fields[1]));
+    if (q.answer.empty()) bad("empty answer");
+    if (q.answer.find_first_of(" \t") != std::string::npos)
+      bad("answer '", q.answer, "' is not one token (a list is written 'a,b')");
+    if (fields.size() == 3) {
+      std::istringstream ids(fields[2]);
+      std::string s;
+      while (ids >> s) {
+        const int64_t fact = parse_id(s);
+        if (fact < 0 || fact >= id || id_kind[size_t(fact)] < 0)
+          bad("bad supporting fact id '", s, "' (it must name an earlier statement of the story)");
+        q.supporting.push_back(int(id_kind[size_t(fact)]));
+      }
+    }
+    q.story = int64_t(file.stories.size()) - 1;
+    q.statements = int64_t(story.size());
+    q.line = line_no;
+    id_kind.push_back(-1);
+    file.questions.push_back(std::move(q));
+  }
+  MG_CHECK(!in.bad(), path, ": read error");
+  return file;
+}
+
+std::string task_file(const std::string& data_dir, const std::string& set, int task,
+                      const std::string& split) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::path(data_dir) / kDataFolder;
+  if (!fs::is_directory(root) && fs::is_directory(fs::path(data_dir) / set)) root = data_dir;
+  const fs::path dir = root / set;
+  const std::string prefix = "qa" + std::to_string(task) + "_", suffix = "_" + split + ".txt";
+  const std::string pattern = (dir / (prefix + "*" + suffix)).string();
+  std::error_code ec;
+  MG_CHECK(fs::is_directory(dir, ec), pattern, ": no such file (", dir.string(),
+           " is not a directory; --data DIR must hold ", kDataFolder, ")");
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > prefix.size() + suffix.size() && name.starts_with(prefix) &&
+        name.ends_with(suffix))
+      found.push_back(entry.path().string());
+  }
+  MG_CHECK(!found.empty(), pattern, ": no such file");
+  MG_CHECK(found.size() == 1, pattern, ": ", found.size(), " files match");
+  return found[0];
+}
+
+std::vector<int> parse_task_list(const std::string& spec_in) {
+  const std::string spec = lower(trim(spec_in));
+  std::vector<int> tasks;
+  if (spec == "all") {
+    for (int t = 1; t <= kNumTasks; ++t) tasks.push_back(t);
+    return tasks;
+  }
+  auto number = [&](const std::string& s) {
+    const int64_t v = parse_id(trim(s));
+    MG_CHECK(v >= 1 && v <= kNumTasks, "babi: bad task '", spec_in,
+             "' (expected 1..20, \"all\", or a list such as \"1,2,4-20\")");
+    return int(v);
+  };
+  for (const std::string& part : split(spec, ',')) {
+    const size_t dash = part.find('-');
+    if (dash == std::string::npos) {
+      tasks.push_back(number(part));
+    } else {
+      const int a = number(part.substr(0, dash)), b = number(part.substr(dash + 1));
+      MG_CHECK(a <= b, "babi: bad task range '", part, "' in '", spec_in, "'");
+      for (int t = a; t <= b; ++t) tasks.push_back(t);
+    }
+  }
+  std::sort(tasks.begin(), tasks.end());
+  tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
+  return tasks;
+}
+
+Vocabulary::Vocabulary() { add("<nil>"); }
+
+int Vocabulary::add(const std::string& word) {
+  auto [it, inserted] = ids_.emplace(word, int(words_.size()));
+  if (inserted) words_.push_back(word);
+  return it->second;
+}
+
+int Vocabulary::find(const std::string& word) const {
+  auto it = ids_.find(word);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+Data load(const LoadOptions& o) {
+  MG_CHECK(!o.tasks.empty(), "babi: no task selected");
+  MG_CHECK(o.set == "en" || o.set == "en-10k",
+           "babi: babi_set must be \"en\" or \"en-10k\", got \"", o.set, "\"");
+  MG_CHECK(o.memory_size >= 1, "babi: memory_size must be at least 1, got ", o.memory_size);
+  MG_CHECK(o.valid_fraction >= 0 && o.valid_fraction < 1,
+           "babi: the validation fraction must be in [0, 1)");
+  Data d;
+  d.data_dir = o.data_dir;
+  d.set = o.set;
+  d.tasks = o.tasks;
+  // Read every file first, so that a missing one is reported before any work.
+  std::vector<RawFile> train_files, test_files;
+  for (int t : o.tasks) train_files.push_back(read_file(task_file(o.data_dir, o.set, t, "train")));
+  for (int t : o.tasks) test_files.push_back(read_file(task_file(o.data_dir, o.set, t, "test")));
+
+  auto add_sentence = [&](const std::vector<std::string>& words) {
+    for (const std::string& w : words) d.tokens.push_back(d.vocab.add(w));
+    d.offsets.push_back(int64_t(d.tokens.size()));
+    d.sentence_len = std::max<int>(d.sentence_len, int(words.size()));
+    return int64_t(d.offsets.size()) - 2;
+  };
+  int longest_window = 0;
+  auto encode = [&](const RawFile& f, int task, std::vector<Example>& out) {
+    // Vocabulary in line order: the statements before each question, the question, its answer.
+    std::vector<int64_t> seen(f.stories.size(), 0);
+    auto add_words = [&](const std::vector<std::string>& ws) {
+      for (const std::string& w : ws) d.vocab.add(w);
+    };
+    for (const RawQuestion& q : f.questions) {
+      auto& s = seen[size_t(q.story)];
+      for (; s < q.statements; ++s) add_words(f.stories[size_t(q.story)][size_t(s)]);
+      add_words(q.words);
+      d.vocab.add(q.answer);
+    }
+    // Statements of a story are consecutive in Data::sentences, so a window is a range.
+    std::vector<int64_t> story_start(f.stories.size());
+    for (size_t s = 0; s < f.stories.size(); ++s) {
+      story_start[s] = int64_t(d.offsets.size()) - 1;
+      for (const auto& words : f.stories[s]) add_sentence(words);
+    }
+    for (const RawQuestion& q : f.questions) {
+      Example e;
+      e.task = task;
+      e.count = int32_t(std::min<int64_t>(q.statements, o.memory_size));
+      e.first = story_start[size_t(q.story)] + q.statements - e.count;
+      e.query = add_sentence(q.words);
+      e.answer = d.vocab.find(q.answer);
+      longest_window = std::max<int>(longest_window, e.count);
+      out.push_back(e);
+    }
+  };
+  for (size_t i = 0; i < o.tasks.size(); ++i) {
+    std::vector<Example> all;
+    encode(train_files[i], o.tasks[i], all);
+    const auto n = int64_t(all.size());
+    const auto n_train = int64_t(std::floor((1.0 - o.valid_fraction) * double(n) + 1e-9));
+    d.train.insert(d.train.end(), all.begin(), all.begin() + n_train);
+    d.valid.insert(d.valid.end(), all.begin() + n_train, all.end());
+  }
+  for (size_t i = 0; i < o.tasks.size(); ++i) encode(test_files[i], o.tasks[i], d.test);
+  d.sentence_len = std::max(d.sentence_len, 1);
+  d.memory_size = std::max(1, std::min(o.memory_size, longest_window));
+  return d;
+}
+
+void fill_batch(const Data& data, const std::vector<Example>& examples,
+                std::span<const int64_t> indices, Rng* noise, double random_time, DType dtype,
+                Batch& batch) {
+  const auto b = int64_t(indices.size());
+  MG_CHECK(b >= 1, "babi: empty batch");
+  int64_t m = 1;
+  for (int64_t i : indices) {
+    MG_CHECK(i >= 0 && i < int64_t(examples.size()), "babi: example ", i, " out of range");
+    m = std::max<int64_t>(m, examples[size_t(i)].count);
+  }
+  const int64_t j = data.sentence_len;
+  Tensor& story = batch.field("story", Shape{b, m, j}, dtype);
+  Tensor& time = batch.field("time", Shape{b, m}, dtype);
+  Tensor& mask = batch.field("memory_mask", Shape{b, m}, dtype);
+  Tensor& query = batch.field("query", Shape{b, j}, dtype);
+  Tensor& answer = batch.field("answer", Shape{b}, dtype);
+  std::vector<int64_t> perm, times;
+  for (int64_t s = 0; s < b; ++s) {
+    const Example& e = examples[size_t(indices[size_t(s)])];
+    const int64_t n = e.count;
+    times.assign(size_t(n), 0);
+    if (noise && random_time > 0 && n > 0) {
+      const auto max_blank = int64_t(std::ceil(random_time * double(n)));
+      const int64_t total = n + int64_t(noise->below(uint64_t(max_blank + 1)));
+      perm.resize(size_t(total));
+      for (int64_t k = 0; k < total; ++k) perm[size_t(k)] = k + 1;
+      for (int64_t k = total - 1; k > 0; --k)
+        std::swap(perm[size_t(k)], perm[size_t(noise->below(uint64_t(k + 1)))]);
+      for (int64_t k = 0; k < n; ++k)
+        times[size_t(k)] = std::min<int64_t>(perm[size_t(k)], data.memory_size);
+      std::sort(times.begin(), times.end(), std::greater<>());
+    } else {
+      for (int64_t k = 0; k < n; ++k) times[size_t(k)] = n - k;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      const auto words = data.sentence(e.first + k);
+      for (size_t w = 0; w < words.size(); ++w) story.set((s * m + k) * j + int64_t(w), words[w]);
+      time.set(s * m + k, double(times[size_t(k)]));
+      mask.set(s * m + k, 1);
+    }
+    const auto q = data.sentence(e.query);
+    for (size_t w = 0; w < q.size(); ++w) query.set(s * j + int64_t(w), q[w]);
+    answer.set(s, e.answer);
+  }
+  batch.size = b;
+}
+
+}  // namespace memgrad::babi
+
+// ------------------------------------------------------------------------------------ the task
+namespace memgrad {
+namespace {
+
+const nlohmann::json kDefaults = {{"data_dir", "../shared/data/babi"},
+                                  {"babi_task", "1"},
+                                  {"babi_set", "en"},
+                                  {"memory_size", 50},
+                                  {"random_time", 0.1},
+                                  {"seed", 1}};
+
+// Streams of the task's randomness, disjoint from other users of the run's seed.
+constexpr uint64_t kTrainSalt = 0xbab1'0000'7a11'0001ULL;
+
+nlohmann::json merge_settings(const nlohmann::json& user) {
+  nlohmann::json s = kDefaults;
+  if (user.is_null()) return s;
+  MG_CHECK(user.is_object(), "babi: settings must be a JSON object, got ", user.dump());
+  for (auto it = user.begin(); it != user.end(); ++it) {
+    std::string known;
+    for (auto k = kDefaults.begin(); k != kDefaults.end(); ++k)
+      known += (known.empty() ? "" : ", ") + k.key();
+    MG_CHECK(kDefaults.contains(it.key()), "babi: unknown setting '", it.key(), "' (known: ", known,
+             ")");
+    s[it.key()] = *it;
+  }
+  return s;
+}
+
+std::string task_spec(const nlohmann::json& v) {
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  MG_CHECK(v.is_string(),
+           "babi: babi_task must be 1..20, \"all\" or a list such as \"1,2,4-20\", got ", v.dump());
+  return v.get<std::string>();
+}
+
+class BabiTask : public Task {
+ public:
+  explicit BabiTask(const nlohmann::json& user) : settings_(merge_settings(user)) {
+    babi::LoadOptions o;
+    try {
+      o.data_dir = settings_.at("data_dir").get<std::string>();
+      o.set = settings_.at("babi_set").get<std::string>();
+      o.tasks = babi::parse_task_list(task_spec(settings_.at("babi_task")));
+      o.memory_size = settings_.at("memory_size").get<int>();
+      random_time_ = settings_.at("random_time").get<double>();
+      seed_ = settings_.at("seed").get<uint64_t>();
+    } catch (const nlohmann::json::exception& e) {
+      fail("babi: bad setting type (", e.what(), ")");
+    }
+    MG_CHECK(random_time_ >= 0, "babi: random_time must be >= 0, got ", random_time_);
+    data_ = babi::load(o);
+    MG_CHECK(!data_.train.empty(), "babi: no training questions");
+  }
+
+  std::string name() const override { return "babi"; }
+  nlohmann::json config() const override { return settings_; }
+  nlohmann::json model_dims() const override {
+    return {{"vocab_size", data_.vocab.size()},
+            {"sentence_len", data_.sentence_len},
+            {"memory_size", data_.memory_size}};
+  }
+  int64_t steps_per_epoch(int64_t batch_size) const override {
+    return std::max<int64_t>(1, int64_t(data_.train.size()) / std::max<int64_t>(1, batch_size));
+  }
+  // Sampled with replacement, as the official code does; RN from the same stream.
+  void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
+    Rng rng(seed_ ^ kTrainSalt, uint64_t(step));
+    indices_.resize(size_t(batch_size));
+    for (auto& i : indices_) i = int64_t(rng.below(data_.train.size()));
+    babi::fill_batch(data_, data_.train, indices_, &rng, random_time_, dtype, batch);
+  }
+  int64_t validation_batches(int64_t batch_size) const override {
+    return (int64_t(data_.valid.size()) + batch_size - 1) / batch_size;
+  }
+  void validation_batch(int64_t index, int64_t batch_size, DType dtype, Batch& batch) override {
+    range(index * batch_size,
+          std::min<int64_t>(batch_size, int64_t(data_.valid.size()) - index * batch_size));
+    babi::fill_batch(data_, data_.valid, indices_, nullptr, 0, dtype, batch);
+  }
+
+  nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
+    std::map<int, metrics::TaskCount> counts;
+    Batch batch;
+    const auto n = int64_t(data_.test.size());
+    for (int64_t start = 0; start < n; start += batch_size) {
+      range(start, std::min(batch_size, n - start));
+      babi::fill_batch(data_, data_.test, indices_, nullptr, 0, dtype, batch);
+      const Tensor scores = predict(batch);
+      MG_CHECK(scores.rank() == 2 && scores.dim(0) == int64_t(indices_.size()),
+               "babi: predictions must be [", indices_.size(), ", classes], got ", scores.shape());
+      const int64_t classes = scores.dim(1);
+      const std::vector<double> s = scores.to_vector();
+      for (size_t i = 0; i < indices_.size(); ++i) {
+        const babi::Example& e = data_.test[size_t(indices_[i])];
+        std::vector<double> row(s.begin() + int64_t(i) * classes,
+                                s.begin() + int64_t(i + 1) * classes);
+        metrics::TaskCount& c = counts[e.task];
+        ++c.total;
+        if (metrics::argmax(row) == e.answer) ++c.correct;
+      }
+    }
+    const metrics::BabiSummary sum = metrics::summarize_babi(counts);
+    nlohmann::json errors = nlohmann::json::object(), questions = nlohmann::json::object();
+    for (const auto& [task, err] : sum.task_error_percent) errors[std::to_string(task)] = err;
+    for (const auto& [task, c] : counts) questions[std::to_string(task)] = c.total;
+    return {{"task_errors", errors},
+            {"mean_error", sum.mean_error},
+            {"failed_tasks", sum.failed_tasks},
+            {"test_questions", questions},
+            {"babi_set", data_.set},
+            {"definition",
+             "task_errors: percent of test questions answered wrongly (argmax over the answer "
+             "scores), per task; mean_error: unweighted mean over tasks; failed_tasks: tasks "
+             "with error > 5%"}};
+  }
+
+  std::string format_metrics(const nlohmann::json& m) const override {
+    std::ostringstream out;
+    const nlohmann::json& errors = m.at("task_errors");
+    out << "bAbI " << data_.set << " test error (%), " << errors.size()
+        << (errors.size() == 1 ? " task" : " tasks") << " (failed: error > 5%)\n";
+    out << "  task  error\n";
+    char line[64];
+    std::map<int, double> by_task;  // numeric order (JSON objects sort keys as text)
+    for (const auto& [task, err] : errors.items()) by_task[std::stoi(task)] = err.get<double>();
+    for (const auto& [task, err] : by_task) {
+      std::snprintf(line, sizeof line, "  %4d  %5.1f%s\n", task, err, err > 5.0 ? "  failed" : "");
+      out << line;
+    }
+    std::snprintf(line, sizeof line, "  mean  %5.1f   failed %d of %zu\n",
+                  m.at("mean_error").get<double>(), m.at("failed_tasks").get<int>(), errors.size());
+    out << line;
+    return out.str();
+  }
+
+  const babi::Data& data() const { return data_; }
+
+ private:
+  void range(int64_t start, int64_t count) {
+    indices_.resize(size_t(std::max<int64_t>(count, 0)));
+    for (int64_t i = 0; i < count; ++i) indices_[size_t(i)] = start + i;
+  }
+
+  nlohmann::json settings_;
+  babi::Data data_;
+  double random_time_ = 0.1;
+  uint64_t seed_ = 1;
+  std::vector<int64_t> indices_;
+};
+
+const bool kRegistered = [] {
+  register_task({.name = "babi",
+                 .summary = "bAbI question answering v1.2 (20 tasks, en 1k / en-10k), read from "
+                            "data_dir/tasks_1-20_v1-2",
+                 .create = [](const nlohmann::json& s) { return std::make_unique<BabiTask>(s); },
+                 .default_settings = kDefaults});
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad

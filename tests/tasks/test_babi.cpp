@@ -1,0 +1,345 @@
+// The bAbI loader and task: the text format on small files written here (stories, list answers,
+// direction pairs, the memory window, tokens, every malformed-line error with file:line), batches,
+// evaluation, and counts on the real data when ../shared/data/babi is present.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tasks/babi.hpp"
+#include "tasks/task.hpp"
+
+using namespace memgrad;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh temporary folder, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = fs::temp_directory_path() /
+           ("memgrad_babi_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string write(const std::string& rel, const std::string& text) const {
+    const fs::path p = path / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+const char* kStories =
+    "1 Mary moved to the bathroom.\n"
+    "2 John went to the hallway.\n"
+    "3 Where is Mary? \tbathroom\t1\n"
+    "4 Daniel went back to the hallway.\n"
+    "5 Where is Daniel?\thallway\t4\n"
+    "1 Sandra journeyed to the Office.\n"
+    "2 Where is Sandra?\toffice\t1\n";
+
+// A data folder with one task (train = kStories twice over, test = kStories).
+std::string write_task(const TempDir& dir, int task, const std::string& train,
+                       const std::string& test, const std::string& set = "en") {
+  const std::string base =
+      std::string(babi::kDataFolder) + "/" + set + "/qa" + std::to_string(task) + "_test-task_";
+  dir.write(base + "train.txt", train);
+  dir.write(base + "test.txt", test);
+  return dir.path.string();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// CHECK that `text` contains `part`, showing the text when it does not.
+#define CHECK_HAS(text, part)                                    \
+  do {                                                           \
+    const std::string text_ = (text);                            \
+    CHECK_MESSAGE(text_.find(part) != std::string::npos, text_); \
+  } while (0)
+
+const std::string kRealData = std::string(MEMGRAD_SOURCE_DIR) + "/../shared/data/babi";
+
+}  // namespace
+
+TEST_CASE("babi: tokens are lower-cased with punctuation split off and dropped") {
+  using V = std::vector<std::string>;
+  CHECK(babi::tokenize("Mary moved to the Bathroom.") ==
+        V{"mary", "moved", "to", "the", "bathroom"});
+  CHECK(babi::tokenize("Where is Mary? ") == V{"where", "is", "mary"});
+  CHECK(babi::tokenize("  Is the box bigger than the chocolate?") ==
+        V{"is", "the", "box", "bigger", "than", "the", "chocolate"});
+  CHECK(babi::tokenize("a.b") == V{"a", "b"});
+  CHECK(babi::tokenize("...").empty());
+}
+
+TEST_CASE("babi: a multi-story file, list answers and direction pairs") {
+  TempDir dir;
+  const std::string path =
+      dir.write("qa.txt", std::string(kStories) +
+                              "1 Mary picked up the apple.\n"
+                              "2 Mary got the football there.\n"
+                              "3 What is Mary carrying?\tapple,football\t1 2\n"
+                              "4 The kitchen is north of the garden.\n"
+                              "5 How do you go from the garden to the kitchen?\tN,W\t4\n");
+  const babi::RawFile f = babi::read_file(path);
+  REQUIRE(f.stories.size() == 3);
+  CHECK(f.stories[0].size() == 3);
+  CHECK(f.stories[1].size() == 1);
+  CHECK(f.stories[2].size() == 3);
+  CHECK(f.stories[1][0] == std::vector<std::string>{"sandra", "journeyed", "to", "the", "office"});
+  REQUIRE(f.questions.size() == 5);
+  const babi::RawQuestion& q1 = f.questions[1];
+  CHECK(q1.words == std::vector<std::string>{"where", "is", "daniel"});
+  CHECK(q1.answer == "hallway");
+  CHECK(q1.story == 0);
+  CHECK(q1.statements == 3);                    // questions are not statements
+  CHECK(q1.supporting == std::vector<int>{2});  // line id 4 is the third statement
+  CHECK(q1.line == 5);
+  CHECK(f.questions[2].story == 1);
+  CHECK(f.questions[2].statements == 1);
+  CHECK(f.questions[3].answer == "apple,football");  // one token
+  CHECK(f.questions[3].supporting == std::vector<int>{0, 1});
+  CHECK(f.questions[4].answer == "n,w");  // lower-cased, one token
+}
+
+TEST_CASE("babi: malformed lines are errors naming file and line") {
+  TempDir dir;
+  auto err = [&](const std::string& text) {
+    const std::string path = dir.write("bad.txt", text);
+    return error_of([&] { babi::read_file(path); });
+  };
+  const std::string p = (dir.path / "bad.txt").string();
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary? home 1\n"),
+            p + ":2: question without a tab-separated answer");
+  CHECK_HAS(err("1 Mary went home.\nx Where is Mary?\thome\t1\n"), p + ":2: bad line id 'x'");
+  CHECK_HAS(err("1 Mary went home.\n3 John went home.\n"), p + ":2: bad line id 3 after id 1");
+  CHECK_HAS(err("2 Mary went home.\n"), p + ":1: bad line id 2: the first line");
+  CHECK_HAS(err("1 Mary went home.\n2 John went to the garden.\tgarden\t1\n"),
+            p + ":2: answer with no question");
+  CHECK_HAS(err("1 Mary went home.\n2 \thome\t1\n"), p + ":2: answer with no question");
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\t \t1\n"), p + ":2: empty answer");
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\thome\t7\n"),
+            p + ":2: bad supporting fact id '7'");
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\thome\t1\n3 Is it?\tyes\t2\n"),
+            p + ":3: bad supporting fact id '2'");  // a question, not a statement
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\thome\t1\textra\n"),
+            p + ":2: more than three tab-separated fields");
+  CHECK_HAS(err("1 .\n"), p + ":1: empty sentence");
+  CHECK(err("1 Mary went home.\n\n2 Where is Mary?\thome\t1\n") == "(no error)");  // blank lines
+  const std::string missing = (dir.path / "absent.txt").string();
+  CHECK_HAS(error_of([&] { babi::read_file(missing); }), missing + ": cannot open");
+}
+
+TEST_CASE("babi: task lists") {
+  CHECK(babi::parse_task_list("3") == std::vector<int>{3});
+  CHECK(babi::parse_task_list("all").size() == 20);
+  CHECK(babi::parse_task_list("1,2,4-6") == std::vector<int>{1, 2, 4, 5, 6});
+  CHECK_THROWS_AS(babi::parse_task_list("21"), Error);
+  CHECK_THROWS_AS(babi::parse_task_list("x"), Error);
+}
+
+TEST_CASE("babi: loading, the vocabulary, the split and the 50-sentence window") {
+  TempDir dir;
+  // A story of 60 statements and a question about it, plus kStories: 4 training questions.
+  std::string long_story;
+  for (int i = 1; i <= 60; ++i)
+    long_story += std::to_string(i) + " Fact number f" + std::to_string(i) + ".\n";
+  long_story += "61 Which fact is last?\tf60\t60\n";
+  write_task(dir, 1, std::string(kStories) + long_story, kStories);
+  babi::LoadOptions o;
+  o.data_dir = dir.path.string();
+  const babi::Data d = babi::load(o);
+  CHECK(d.vocab.word(0) == "<nil>");
+  CHECK(d.vocab.word(1) == "mary");  // order of first appearance
+  CHECK(d.vocab.find("Mary") == -1);
+  CHECK(d.vocab.find("f60") > 0);
+  CHECK(d.sentence_len == 6);  // "daniel went back to the hallway"
+  CHECK(d.memory_size == 50);
+  // 4 training questions: floor(0.9 * 4) = 3 train, 1 validation (the last of the file).
+  CHECK(d.train.size() == 3);
+  CHECK(d.valid.size() == 1);
+  CHECK(d.test.size() == 3);
+  const babi::Example& last = d.valid[0];
+  CHECK(last.count == 50);
+  CHECK(d.sentence(last.first)[2] == d.vocab.find("f11"));  // statements 11..60 are kept
+  CHECK(d.sentence(last.first + 49)[2] == d.vocab.find("f60"));
+  CHECK(last.answer == d.vocab.find("f60"));
+
+  // A smaller memory, and the batch fields.
+  o.memory_size = 2;
+  const babi::Data small = babi::load(o);
+  CHECK(small.memory_size == 2);
+  Batch batch;
+  const std::vector<int64_t> idx = {1, 2, 0};  // 2, 1 and 2 memories
+  babi::fill_batch(small, small.train, idx, nullptr, 0, DType::f32, batch);
+  CHECK(batch.size == 3);
+  CHECK(batch.get("story").shape() == Shape{3, 2, 6});
+  CHECK(batch.get("time").shape() == Shape{3, 2});
+  CHECK(batch.get("memory_mask").shape() == Shape{3, 2});
+  CHECK(batch.get("query").shape() == Shape{3, 6});
+  CHECK(batch.get("answer").shape() == Shape{3});
+  // Sample 0: "where is daniel" sees the last two statements, oldest first, times 2, 1.
+  const Tensor& story = batch.get("story");
+  CHECK(story.at(0) == small.vocab.find("john"));
+  CHECK(story.at(6) == small.vocab.find("daniel"));
+  CHECK(batch.get("time").at(0) == 2);
+  CHECK(batch.get("time").at(1) == 1);
+  // Sample 1: one memory, an empty slot (nil words, time 0, mask 0).
+  CHECK(story.at(12) == small.vocab.find("sandra"));
+  CHECK(batch.get("memory_mask").at(2) == 1);
+  CHECK(batch.get("memory_mask").at(3) == 0);
+  CHECK(batch.get("time").at(3) == 0);
+  CHECK(story.at(13) == small.vocab.find("journeyed"));
+  CHECK(story.at(17) == 0);  // a five-word sentence padded with nil
+  for (int w = 18; w < 24; ++w) CHECK(story.at(w) == 0);
+  CHECK(batch.get("query").at(6) == small.vocab.find("where"));
+  CHECK(batch.get("query").at(9) == 0);  // "where is sandra" padded with nil
+  CHECK(batch.get("answer").at(1) == small.vocab.find("office"));
+}
+
+TEST_CASE("babi: random noise inserts gaps into the temporal indices") {
+  TempDir dir;
+  std::string story;
+  for (int i = 1; i <= 30; ++i) story += std::to_string(i) + " Fact f" + std::to_string(i) + ".\n";
+  story += "31 Which?\tf1\t1\n";
+  write_task(dir, 1, story, story);
+  babi::LoadOptions o;
+  o.data_dir = dir.path.string();
+  o.valid_fraction = 0;
+  const babi::Data d = babi::load(o);
+  REQUIRE(d.train.size() == 1);
+  const std::vector<int64_t> idx(64, 0);
+  Batch batch;
+  Rng rng(5, 1);
+  babi::fill_batch(d, d.train, idx, &rng, 0.1, DType::f64, batch);
+  const Tensor& t = batch.get("time");
+  bool some_gap = false;
+  for (int64_t s = 0; s < 64; ++s) {
+    for (int64_t k = 0; k < 30; ++k) {
+      const double v = t.at(s * 30 + k);
+      CHECK(v >= 1);
+      CHECK(v <= 30);                               // clipped to memory_size (30 here)
+      if (k > 0) CHECK(v <= t.at(s * 30 + k - 1));  // descending: the oldest has the largest
+      if (v != 30 - k) some_gap = true;             // not the exact indices 30, 29, ..., 1
+    }
+  }
+  CHECK(some_gap);
+}
+
+TEST_CASE("babi: the task: settings, dims, pure training batches, evaluation") {
+  TempDir dir;
+  std::string train;
+  for (int i = 0; i < 10; ++i) train += kStories;  // 30 questions: 27 train, 3 validation
+  write_task(dir, 1, train, kStories);
+  auto task = create_task("babi", {{"data_dir", dir.path.string()}, {"babi_task", 1}});
+  CHECK(task->name() == "babi");
+  CHECK(task->config().at("memory_size") == 50);
+  const nlohmann::json dims = task->model_dims();
+  CHECK(dims.at("vocab_size").get<int>() >= 10);
+  CHECK(dims.at("sentence_len") == 6);
+  CHECK(dims.at("memory_size") == 3);  // the longest story prefix
+  CHECK(task->steps_per_epoch(8) == 3);
+  CHECK(task->validation_batches(2) == 2);
+
+  Batch a, b;
+  task->train_batch(4, 8, DType::f32, a);
+  task->train_batch(4, 8, DType::f32, b);
+  for (const auto& [name, t] : a.fields()) CHECK(t.to_vector() == b.get(name).to_vector());
+  task->validation_batch(1, 2, DType::f32, a);
+  CHECK(a.size == 1);  // the last, partial validation batch
+
+  // A perfect predictor and one that always answers word 0.
+  Predictor perfect = [](const Batch& batch) {
+    const Tensor& ans = batch.get("answer");
+    Tensor scores = Tensor::zeros(Shape{ans.dim(0), 40}, DType::f32);
+    for (int64_t i = 0; i < ans.dim(0); ++i) scores.set(i * 40 + int64_t(ans.at(i)), 1.0);
+    return scores;
+  };
+  Predictor nil = [](const Batch& batch) {
+    return Tensor::zeros(Shape{batch.get("answer").dim(0), 40}, DType::f32);
+  };
+  const nlohmann::json good = task->evaluate(perfect, 2, DType::f32);
+  CHECK(good.at("task_errors").at("1") == 0.0);
+  CHECK(good.at("mean_error") == 0.0);
+  CHECK(good.at("failed_tasks") == 0);
+  CHECK(good.at("test_questions").at("1") == 3);
+  const nlohmann::json bad = task->evaluate(nil, 2, DType::f32);
+  CHECK(bad.at("task_errors").at("1") == 100.0);
+  CHECK(bad.at("failed_tasks") == 1);
+  const std::string table = task->format_metrics(bad);
+  CHECK(table.find("100.0  failed") != std::string::npos);
+  CHECK(table.find("mean  100.0   failed 1 of 1") != std::string::npos);
+
+  CHECK_THROWS_WITH_AS(create_task("babi", {{"data_dir", dir.path.string()}, {"babi_tsk", 1}}),
+                       doctest::Contains("unknown setting 'babi_tsk'"), Error);
+  // A task whose files are absent: the error names the file pattern.
+  CHECK_HAS(error_of([&] {
+              create_task("babi", {{"data_dir", dir.path.string()}, {"babi_task", "2"}});
+            }),
+            "qa2_*_train.txt: no such file");
+  // A malformed line in a task file: file and line.
+  write_task(dir, 3, "1 Mary went home.\n2 Where is Mary? home 1\n", kStories);
+  CHECK_HAS(error_of([&] {
+              create_task("babi", {{"data_dir", dir.path.string()}, {"babi_task", 3}});
+            }),
+            "qa3_test-task_train.txt:2: question without a tab-separated answer");
+}
+
+TEST_CASE("babi: counts of the real data (v1.2)") {
+  if (!fs::is_directory(kRealData)) {
+    MESSAGE("SKIPPED: ../shared/data/babi not found");
+    return;
+  }
+  auto load = [](const std::string& set, const std::string& tasks) {
+    babi::LoadOptions o;
+    o.data_dir = kRealData;
+    o.set = set;
+    o.tasks = babi::parse_task_list(tasks);
+    return babi::load(o);
+  };
+  const babi::Data t1 = load("en", "1");
+  CHECK(t1.train.size() == 900);
+  CHECK(t1.valid.size() == 100);
+  CHECK(t1.test.size() == 1000);
+  CHECK(t1.sentence_len == 6);
+  CHECK(t1.memory_size == 10);
+  CHECK(t1.vocab.size() == 20);  // nil + 19 words
+
+  const babi::Data all = load("en", "all");
+  CHECK(all.train.size() == 18000);
+  CHECK(all.valid.size() == 2000);
+  CHECK(all.test.size() == 20000);
+  CHECK(all.memory_size == 50);
+  MESSAGE("bAbI en, all tasks: vocabulary ", all.vocab.size(), ", sentence_len ", all.sentence_len);
+  for (const babi::Example& e : all.test) REQUIRE(e.count >= 1);  // every question has a story
+  // List answers and direction pairs are single answer words.
+  CHECK(all.vocab.find("n,w") > 0);
+  int lists = 0;
+  for (int i = 0; i < all.vocab.size(); ++i)
+    lists += all.vocab.word(i).find(',') != std::string::npos;
+  CHECK(lists > 10);
+  MESSAGE("answer words with a comma (task 8 lists, task 19 directions): ", lists);
+
+  const babi::Data t1k = load("en-10k", "1");
+  CHECK(t1k.train.size() == 9000);
+  CHECK(t1k.valid.size() == 1000);
+  CHECK(t1k.test.size() == 1000);
+  // The en-10k training file of task 3 is not in the shared copy.
+  CHECK_HAS(error_of([&] { load("en-10k", "3"); }), "qa3_*_train.txt: no such file");
+}
