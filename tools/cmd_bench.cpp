@@ -8,6 +8,7 @@
 
 #include "engine/alloc_counter.hpp"
 #include "engine/blas.hpp"
+#include "engine/blas_core.hpp"
 #include "engine/threads.hpp"
 #include "ops/ops.hpp"
 #include "tools/args.hpp"
@@ -128,7 +129,8 @@ nlohmann::json bench_gemm(int reps, int threads) {
 int bench_ops(const Args& args) {
   const int threads = threads_option(args);
   const int reps = args.has("quick") ? 3 : 15;
-  nlohmann::json result = {{"threads", threads}, {"tape", bench_tape(reps)},
+  nlohmann::json result = {{"threads", threads}, {"blas_core", blas_core_name()},
+                           {"tape", bench_tape(reps)},
                            {"gemm", bench_gemm(std::max(3, reps / 3), threads)}};
   if (args.has("json")) {
     std::cout << result.dump(2) << "\n";
@@ -142,8 +144,8 @@ int bench_ops(const Args& args) {
                 double(tape[key]["min"]), double(tape[key]["max"]));
   std::printf("  %-28s %8d\n\n", "allocs_per_step (steady)", int(tape["allocs_per_step"]));
   const auto& g = result["gemm"];
-  std::printf("GEMM GFLOP/s (median), measured peak: f32 %.1f, f64 %.1f GFLOP/s\n",
-              double(g["peak_f32_gflops"]), double(g["peak_f64_gflops"]));
+  std::printf("GEMM GFLOP/s (median; OpenBLAS kernels: %s), measured peak: f32 %.1f, f64 %.1f\n",
+              blas_core_name(), double(g["peak_f32_gflops"]), double(g["peak_f64_gflops"]));
   std::printf("  %6s %10s %8s %10s %8s\n", "n", "f32", "of peak", "f64", "of peak");
   for (const auto& s : g["sizes"])
     std::printf("  %6d %10.1f %7.0f%% %10.1f %7.0f%%\n", int(s["n"]),

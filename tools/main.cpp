@@ -3,6 +3,7 @@
 #include <exception>
 #include <string>
 
+#include "engine/blas_core.hpp"
 #include "engine/error.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
@@ -31,6 +32,7 @@ void print_usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  memgrad::reexec_with_better_blas_core(argv);  // see engine/blas_core.hpp
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     print_usage();
     return argc < 2 ? 2 : 0;
