@@ -31,6 +31,7 @@ Input
                   Labels are 0 or 1, scores finite real numbers.
   --k LIST        comma-separated k values for P@k and R@k (default 1,2,5)
   --threshold T   a label is predicted when its score is >= T (default 0.5)
+  --threads N     accepted by every memgrad tool (the metrics run on one thread)
   --format F      json (default) or table
 
 Metrics
@@ -138,11 +139,12 @@ void print_table(const nlohmann::ordered_json& json) {
 }  // namespace
 
 int cmd_metrics(const Words& words) {
-  const Args args(words, {"help"}, {"labels", "scores", "k", "threshold", "format"});
+  const Args args(words, {"help"}, {"labels", "scores", "k", "threshold", "format", "threads"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
   }
+  threads_option(args);  // accepted like every tool's; the metrics themselves are serial
   if (!args.positional().empty())
     throw UsageError("unexpected argument '" + args.positional()[0] + "' (see --help)");
   const auto labels_path = args.get("labels");
