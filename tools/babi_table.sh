@@ -2,16 +2,18 @@
 # Trains MemN2N (3 hops, PE LS RN, adjacent tying; the official recipe) on each of the 20 bAbI 1k
 # tasks, one run per task, and prints the per-task test error next to the paper's PE LS RN column.
 #   tools/babi_table.sh [OUT_DIR] [extra memgrad train flags...]
-# Needs the data in ../shared/data/babi (or pass --data DIR).
+# Needs the data in ../shared/data/babi (or pass --data DIR). Tasks whose run directory already has
+# metrics.json are kept, so an interrupted table can be completed by running it again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-runs/babi-memn2n}"
 shift || true
-bin="${MEMGRAD_BUILD_DIR:-build}/memgrad"
+bin="${MEMGRAD_BIN:-${MEMGRAD_BUILD_DIR:-build}/memgrad}"
 [ -x "$bin" ] || tools/setup.sh >&2
 mkdir -p "$out"
 start=$(date +%s)
 for t in $(seq 1 20); do
+  if [ -f "$out/task$t/metrics.json" ]; then echo "task $t: kept $out/task$t" >&2; continue; fi
   s=$(date +%s)
   "$bin" train --task babi --model memn2n --babi-task "$t" --out "$out/task$t" --quiet "$@" >/dev/null
   echo "task $t done in $(( $(date +%s) - s )) s" >&2
