@@ -84,6 +84,11 @@ int cmd_train(const Words& words) {
           saved.train[key] = std::stoll(words[i + 1]);
         }
     rc = saved;
+    // Logging intervals of the run, unless given again.
+    const nlohmann::json saved_json = dir.read_json(dir.config());
+    if (saved_json.contains("intervals"))
+      for (const char* key : {"log_every", "checkpoint_every", "eval_every"})
+        if (flags[key].get<int64_t>() == 0) flags[key] = saved_json["intervals"].value(key, 0);
   }
   Trainer trainer(rc);
   trainer.tape().set_detect_anomaly(flags["detect_anomaly"].get<bool>());
@@ -95,7 +100,11 @@ int cmd_train(const Words& words) {
   } else {
     dir.truncate_log(0);
   }
-  dir.write_json(dir.config(), trainer.config().to_json());
+  nlohmann::json config_json = trainer.config().to_json();
+  config_json["intervals"] = {{"log_every", flags["log_every"]},
+                              {"checkpoint_every", flags["checkpoint_every"]},
+                              {"eval_every", flags["eval_every"]}};
+  dir.write_json(dir.config(), config_json);
 
   const int64_t total = trainer.total_steps(), per_epoch = trainer.steps_per_epoch();
   const int64_t log_every = flags["log_every"].get<int64_t>() > 0

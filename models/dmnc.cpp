@@ -1,0 +1,443 @@
+// DMNC (late and early fusion) and the view-concatenated DNC; the design is documented in dmnc.hpp.
+#include "models/dmnc.hpp"
+
+#include <algorithm>
+
+#include "ops/ops.hpp"
+
+namespace memgrad {
+namespace {
+
+using layers::StepMask;
+
+nlohmann::json memory_defaults(int64_t slots) {
+  return {{"embedding", 64},        {"hidden", 128},     {"word_size", 64},
+          {"memory_slots", slots},  {"read_heads", 1},   {"output", "sequence"},
+          {"input_vocab", 51},      {"input_vocab2", 0}, {"output_vocab", 101},
+          {"clip_controller", 20.0}};
+}
+
+nlohmann::json dmnc_defaults(Fusion f) {
+  nlohmann::json d = memory_defaults(16);
+  d["cache"] = f == Fusion::early;
+  d["persistent_memory"] = false;
+  return d;
+}
+
+bool sequence_output(const nlohmann::json& cfg, const std::string& model) {
+  const std::string out = cfg.at("output").get<std::string>();
+  MG_CHECK(out == "sequence" || out == "set", model,
+           ": config key 'output' must be \"sequence\" or ", "\"set\", got \"", out, "\"");
+  return out == "sequence";
+}
+
+dnc::MemoryConfig read_memory_config(const nlohmann::json& cfg, const std::string& model) {
+  dnc::MemoryConfig m;
+  m.slots = layers::config_int(cfg, model, "memory_slots");
+  m.word = layers::config_int(cfg, model, "word_size");
+  m.read_heads = layers::config_int(cfg, model, "read_heads");
+  return m;
+}
+
+double clip_value(const nlohmann::json& cfg, const std::string& model) {
+  const double c = cfg.at("clip_controller").get<double>();
+  MG_CHECK(c >= 0, model, ": config key 'clip_controller' must be >= 0 (0 = off), got ", c);
+  return c;
+}
+
+int64_t second_vocab(const nlohmann::json& cfg, const std::string& model) {
+  const int64_t v2 = layers::config_int(cfg, model, "input_vocab2", 0);
+  return v2 == 0 ? layers::config_int(cfg, model, "input_vocab") : v2;
+}
+
+// Writes row `row` of dst [B, ...] from src [1, ...].
+void copy_row(Tensor& dst, int64_t row, const Tensor& src) {
+  const int64_t per = src.numel();
+  MG_CHECK(dst.numel() == per * dst.dim(0), "copy_row: shapes ", dst.shape(), " and ", src.shape());
+  for (int64_t j = 0; j < per; ++j) dst.set(row * per + j, src.at(j));
+}
+
+void record(Trace* trace, const std::string& prefix, const char* name, Var v) {
+  if (trace && v.defined()) trace->record(prefix + name, v.value());
+}
+
+}  // namespace
+
+// ============================================================================================ DMNC
+
+Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t seed)
+    : Model(dtype), fusion_(fusion) {
+  const std::string model = name();
+  config_ = layers::merge_config(model, dmnc_defaults(fusion), config);
+  mem_ = read_memory_config(config_, model);
+  embedding_ = layers::config_int(config_, model, "embedding");
+  hidden_ = layers::config_int(config_, model, "hidden");
+  cache_ = config_.at("cache").get<bool>();
+  persistent_ = config_.at("persistent_memory").get<bool>();
+  clip_ = clip_value(config_, model);
+  const bool sequence = sequence_output(config_, model);
+  const int64_t vocab[2] = {layers::config_int(config_, model, "input_vocab"),
+                            second_vocab(config_, model)};
+  const int64_t V = layers::config_int(config_, model, "output_vocab");
+  const int64_t E = embedding_, H = hidden_, W = mem_.word, R = mem_.read_heads;
+
+  Rng rng(seed);
+  const int64_t write_size = 3 * W + R + 3 + (cache_ ? W : 0);
+  const int64_t read_size = layers::read_interface_size(mem_);
+  cell_.reserve(2);
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = "enc" + std::to_string(i + 1);
+    embed_[size_t(i)] = layers::Embedding(params_, p + ".embedding", vocab[i], E, rng);
+    cell_.emplace_back(params_, p + ".lstm", E + R * W, H, rng);
+    write_[size_t(i)] = layers::Linear(params_, p + ".write", H, write_size, rng);
+    if (fusion_ == Fusion::late)
+      read_[size_t(i)] = layers::Linear(params_, p + ".read", H, read_size, rng);
+  }
+  if (fusion_ == Fusion::early) {  // Eq. 7-8: one read function for both encoders
+    read_[0] = layers::Linear(params_, "enc.read", H, read_size, rng);
+    read_[1] = read_[0];
+  }
+  dec_read_ = layers::Linear(params_, "dec.read", H, read_size, rng);
+  layers::DecoderSpec spec;
+  spec.output_vocab = V;
+  spec.embedding = E;
+  spec.hidden = 2 * H;
+  spec.context = 2 * R * W;
+  spec.sequence = sequence;
+  spec.clip = clip_;
+  decoder_ = layers::Decoder(params_, "dec", spec, rng);
+}
+
+void Dmnc::set_persistent_memory(bool on) {
+  persistent_ = on;
+  config_["persistent_memory"] = on;
+  if (!on) carried_.reset();
+}
+
+void Dmnc::clear_memory() { carried_.reset(); }
+
+Dmnc::EncoderState Dmnc::initial_state(Tape& tape, int64_t batch, DType dtype) const {
+  EncoderState e;
+  e.controller = cell_[0].zero_state(tape, batch, dtype);
+  e.memory = dnc::initial_state(tape, batch, mem_, dtype);
+  if (fusion_ == Fusion::early)  // read weights over [M1; M2], the same fill
+    e.memory.read_weights =
+        constant_leaf(tape, Shape{batch, mem_.read_heads, 2 * mem_.slots}, dtype, dnc::kEpsilon);
+  if (cache_) e.cache = constant_leaf(tape, Shape{batch, mem_.word}, dtype, 0.0);
+  return e;
+}
+
+void Dmnc::clear_memory(int64_t row) {
+  if (!carried_) return;
+  const int64_t B = carried_->enc[0][0].dim(0);
+  MG_CHECK(row >= 0 && row < B, name(), ": clear_memory: row ", row, " out of range for ", B,
+           " carried rows");
+  Tape scratch;
+  const EncoderState init = initial_state(scratch, 1, carried_->enc[0][0].dtype());
+  const Var fresh[8] = {init.memory.memory,        init.memory.usage,
+                        init.memory.link,          init.memory.precedence,
+                        init.memory.write_weights, init.memory.read_weights,
+                        init.memory.read_vectors,  init.cache};
+  for (auto& enc : carried_->enc)
+    for (size_t k = 0; k < 8; ++k)
+      if (enc[k].defined()) copy_row(enc[k], row, fresh[k].value());
+}
+
+Dmnc::EncoderState Dmnc::carried_state(Tape& tape, int i) const {
+  const auto& c = carried_->enc[size_t(i)];
+  EncoderState e;
+  e.memory.memory = tape.input(c[0]);
+  e.memory.usage = tape.input(c[1]);
+  e.memory.link = tape.input(c[2]);
+  e.memory.precedence = tape.input(c[3]);
+  e.memory.write_weights = tape.input(c[4]);
+  e.memory.read_weights = tape.input(c[5]);
+  e.memory.read_vectors = tape.input(c[6]);
+  if (cache_) e.cache = tape.input(c[7]);
+  return e;
+}
+
+void Dmnc::store_carried(const Encoded& e) {
+  Carried c;
+  for (size_t i = 0; i < 2; ++i) {
+    const dnc::State& m = e.enc[i].memory;
+    const Var vars[8] = {m.memory,        m.usage,        m.link,         m.precedence,
+                         m.write_weights, m.read_weights, m.read_vectors, e.enc[i].cache};
+    for (size_t k = 0; k < 8; ++k)
+      if (vars[k].defined()) c.enc[i][k] = vars[k].value().clone();  // detached: values only
+  }
+  carried_ = std::move(c);
+}
+
+dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
+                                   const dnc::Interface& iface, Trace* trace,
+                                   const std::string& prefix) const {
+  const dnc::State prev = layers::fold_write_into_usage(s[size_t(i)].memory);
+  const dnc::State& other = s[size_t(1 - i)].memory;
+  const int64_t B = prev.memory.dim(0), N = mem_.slots, W = mem_.word;
+  // The previous read weights over [M1; M2], split into the two memories' blocks.
+  const Var block[2] = {slice(prev.read_weights, 2, 0, N), slice(prev.read_weights, 2, N, N)};
+
+  // Write: encoder i writes its own memory M_i (Eq. 11), with M_i's usage, allocation and link.
+  dnc::State next;
+  next.usage = dnc::usage_update(prev.usage, prev.write_weights, block[i], iface.free_gates);
+  Var alloc = dnc::allocation(next.usage);
+  Var content_w =
+      reshape(dnc::content_weighting(prev.memory, reshape(iface.write_key, Shape{B, 1, W}),
+                                     reshape(iface.write_strength, Shape{B, 1})),
+              Shape{B, N});
+  next.write_weights = dnc::write_weighting(alloc, content_w, iface.alloc_gate, iface.write_gate);
+  next.memory =
+      dnc::erase_and_write(prev.memory, next.write_weights, iface.erase, iface.write_vector);
+  const dnc::LinkResult link = dnc::link_update(prev.link, prev.precedence, next.write_weights);
+  next.link = link.link;
+  next.precedence = link.precedence;
+
+  // Read (Eq. 7-8): the shared address space [M1; M2], with M_i just written and the other memory
+  // as its encoder last left it; temporal links block-diagonal.
+  Var mems[2], links[2];
+  mems[i] = next.memory;
+  links[i] = next.link;
+  mems[1 - i] = other.memory;
+  links[1 - i] = other.link;
+  Var space = concat({mems[0], mems[1]}, 1);  // [B, 2N, W]
+  Var content_r = dnc::content_weighting(space, iface.read_keys, iface.read_strengths);  // [B,R,2N]
+  const dnc::DirectionalResult d0 = dnc::directional_read(links[0], block[0]);
+  const dnc::DirectionalResult d1 = dnc::directional_read(links[1], block[1]);
+  const dnc::ReadResult read =
+      dnc::read_weighting(content_r, concat({d0.forward, d1.forward}, 2),
+                          concat({d0.backward, d1.backward}, 2), iface.read_modes, space);
+  next.read_weights = read.read_weights;
+  next.read_vectors = read.read_vectors;
+  if (trace) {
+    record(trace, prefix, "write_gate", iface.write_gate);
+    record(trace, prefix, "alloc_gate", iface.alloc_gate);
+    record(trace, prefix, "free_gates", iface.free_gates);
+    record(trace, prefix, "read_modes", iface.read_modes);
+  }
+  return next;
+}
+
+void Dmnc::encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s,
+                        const StepMask& mask, Trace* trace, const std::string& prefix) const {
+  EncoderState& me = s[size_t(i)];
+  const int64_t B = x.dim(0), W = mem_.word, R = mem_.read_heads;
+  // Eq. 3-4: the controller reads [x_t ; r_{t-1}].
+  Var input = concat({x, reshape(me.memory.read_vectors, Shape{B, R * W})}, 1);
+  const LstmState ctrl =
+      layers::clip_state(cell_[size_t(i)].step(tape, input, me.controller), clip_);
+  // The interface: the read function (shared in early fusion) and encoder i's write function,
+  // laid out as dnc::parse_interface expects (read keys, strengths | write block | read modes).
+  Var rd = read_[size_t(i)](tape, ctrl.h);
+  Var wr = write_[size_t(i)](tape, ctrl.h);
+  const int64_t write_block = 3 * W + R + 3;
+  Var raw = concat({slice(rd, 1, 0, R * W + R), cache_ ? slice(wr, 1, 0, write_block) : wr,
+                    slice(rd, 1, R * W + R, 3 * R)},
+                   1);
+  dnc::Interface iface = dnc::parse_interface(raw, mem_);
+  Var cache;
+  if (cache_) {  // Eq. 9-10: c_t = g c_{t-1} + (1 - g) v_t; Eq. 11 writes c_t
+    Var g = sigmoid(slice(wr, 1, write_block, W));
+    cache = add(iface.write_vector, mul(g, sub(me.cache, iface.write_vector)));
+    iface.write_vector = cache;
+    record(trace, prefix, "cache_gate", g);
+  }
+  const dnc::State memory =
+      fusion_ == Fusion::late
+          ? dnc::step(layers::fold_write_into_usage(me.memory), iface, true, trace, prefix)
+          : early_memory_step(i, s, iface, trace, prefix);
+  me.controller = mask.blend(ctrl, me.controller);
+  me.memory = mask.blend(memory, me.memory);
+  if (cache_) me.cache = mask.blend(cache, me.cache);
+}
+
+Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace) const {
+  const int64_t B = views.batch, E = embedding_;
+  const DType dtype = views.x[0].dtype();
+  Encoded out;
+  auto& s = out.enc;
+  for (int i = 0; i < 2; ++i) {
+    if (persistent_ && carried_) {
+      MG_CHECK(carried_->enc[0][0].dim(0) == B, name(), ": the carried memory has ",
+               carried_->enc[0][0].dim(0), " rows but the batch has ", B,
+               " samples (one patient per row; clear_memory() to start over)");
+      MG_CHECK(carried_->enc[0][0].dtype() == dtype, name(), ": the carried memory is ",
+               dtype_name(carried_->enc[0][0].dtype()), " but the batch is ", dtype_name(dtype),
+               " (clear_memory() to start over)");
+      s[size_t(i)] = carried_state(tape, i);
+      s[size_t(i)].controller = cell_[size_t(i)].zero_state(tape, B, dtype);
+    } else {
+      s[size_t(i)] = initial_state(tape, B, dtype);
+    }
+  }
+  Var emb[2];
+  for (int i = 0; i < 2; ++i)
+    if (views.length[i] > 0) emb[i] = embed_[size_t(i)](tape, views.x[i]);  // [B, L_i, E]
+  const int64_t T = std::max(views.length[0], views.length[1]);
+  std::string prefix;
+  for (int64_t t = 0; t < T; ++t) {
+    for (int i = 0; i < 2; ++i) {  // Algorithm 1: encoder 1's step, then encoder 2's
+      if (t >= views.length[i]) continue;
+      const StepMask mask(views.mask[i], t);
+      if (trace) prefix = "enc" + std::to_string(i + 1) + "/t" + std::to_string(t) + "/";
+      if (mask.any())
+        encoder_step(tape, i, reshape(slice(emb[i], 1, t, 1), Shape{B, E}), s, mask, trace, prefix);
+      if (trace) {  // the state after the step, padding samples kept
+        const EncoderState& e = s[size_t(i)];
+        const std::string p = prefix + "state/";
+        record(trace, p, "h", e.controller.h);
+        record(trace, p, "c", e.controller.c);
+        record(trace, p, "memory", e.memory.memory);
+        record(trace, p, "usage", e.memory.usage);
+        record(trace, p, "link", e.memory.link);
+        record(trace, p, "write_weights", e.memory.write_weights);
+        record(trace, p, "read_weights", e.memory.read_weights);
+        record(trace, p, "read_vectors", e.memory.read_vectors);
+        record(trace, p, "cache", e.cache);
+      }
+    }
+  }
+  return out;
+}
+
+ForwardResult Dmnc::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
+  const layers::Views views = layers::read_views(tape, batch, name());
+  const Encoded e = encode(tape, views, opts.trace);
+  if (persistent_) store_carried(e);
+  const int64_t B = views.batch, N = mem_.slots, RW = mem_.read_heads * mem_.word;
+  std::vector<dnc::State> memories = {e.enc[0].memory, e.enc[1].memory};
+  std::vector<Var> read_weights;
+  for (int i = 0; i < 2; ++i) {
+    Var rw = e.enc[size_t(i)].memory.read_weights;
+    read_weights.push_back(fusion_ == Fusion::late ? rw : slice(rw, 2, i * N, N));
+  }
+  layers::MemoryReader reader(dec_read_, mem_, memories, read_weights, opts.trace, "dec/");
+  const LstmState h0 = layers::concat_states(e.enc[0].controller, e.enc[1].controller);
+  Var context0 = concat({reshape(e.enc[0].memory.read_vectors, Shape{B, RW}),
+                         reshape(e.enc[1].memory.read_vectors, Shape{B, RW})},
+                        1);
+  return decoder_.run(tape, batch, opts, name(), h0, context0, &reader);
+}
+
+// ================================================================== view-concatenated DNC
+
+ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t seed)
+    : Model(dtype) {
+  const std::string model = name();
+  config_ = layers::merge_config(model, memory_defaults(32), config);
+  mem_ = read_memory_config(config_, model);
+  embedding_ = layers::config_int(config_, model, "embedding");
+  hidden_ = layers::config_int(config_, model, "hidden");
+  clip_ = clip_value(config_, model);
+  const bool sequence = sequence_output(config_, model);
+  const int64_t vocab[2] = {layers::config_int(config_, model, "input_vocab"),
+                            second_vocab(config_, model)};
+  const int64_t V = layers::config_int(config_, model, "output_vocab");
+  const int64_t E = embedding_, H = hidden_, RW = mem_.read_heads * mem_.word;
+  Rng rng(seed);
+  embed_[0] = layers::Embedding(params_, "enc1.embedding", vocab[0], E, rng);
+  embed_[1] = layers::Embedding(params_, "enc2.embedding", vocab[1], E, rng);
+  cell_.emplace_back(params_, "enc.lstm", E + RW, H, rng);
+  interface_ = layers::Linear(params_, "enc.interface", H, dnc::interface_size(mem_), rng);
+  dec_read_ = layers::Linear(params_, "dec.read", H, layers::read_interface_size(mem_), rng);
+  layers::DecoderSpec spec;
+  spec.output_vocab = V;
+  spec.embedding = E;
+  spec.hidden = H;
+  spec.context = RW;
+  spec.sequence = sequence;
+  spec.clip = clip_;
+  decoder_ = layers::Decoder(params_, "dec", spec, rng);
+}
+
+ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
+  const layers::Views views = layers::read_views(tape, batch, name());
+  const int64_t B = views.batch, E = embedding_, RW = mem_.read_heads * mem_.word;
+  const DType dtype = views.x[0].dtype();
+  const LstmCell& cell = cell_.front();
+  LstmState ctrl = cell.zero_state(tape, B, dtype);
+  dnc::State mem = dnc::initial_state(tape, B, mem_, dtype);
+  std::string prefix;
+  for (int i = 0; i < 2; ++i) {  // view 1's events, then view 2's: one concatenated sequence
+    if (views.length[i] == 0) continue;
+    Var emb = embed_[size_t(i)](tape, views.x[i]);
+    for (int64_t t = 0; t < views.length[i]; ++t) {
+      const StepMask mask(views.mask[i], t);
+      if (!mask.any()) continue;
+      if (opts.trace) prefix = "enc/v" + std::to_string(i + 1) + "t" + std::to_string(t) + "/";
+      Var x = reshape(slice(emb, 1, t, 1), Shape{B, E});
+      Var input = concat({x, reshape(mem.read_vectors, Shape{B, RW})}, 1);
+      const LstmState c = layers::clip_state(cell.step(tape, input, ctrl), clip_);
+      const dnc::Interface iface = dnc::parse_interface(interface_(tape, c.h), mem_);
+      const dnc::State next =
+          dnc::step(layers::fold_write_into_usage(mem), iface, true, opts.trace, prefix);
+      ctrl = mask.blend(c, ctrl);
+      mem = mask.blend(next, mem);
+    }
+  }
+  layers::MemoryReader reader(dec_read_, mem_, {mem}, {mem.read_weights}, opts.trace, "dec/");
+  Var context0 = reshape(mem.read_vectors, Shape{B, RW});
+  return decoder_.run(tape, batch, opts, name(), ctrl, context0, &reader);
+}
+
+// ==================================================================================== registry
+
+namespace {
+
+nlohmann::json tiny(nlohmann::json extra) {
+  nlohmann::json c = {{"embedding", 3},    {"hidden", 4},     {"word_size", 3},
+                      {"memory_slots", 4}, {"read_heads", 1}, {"input_vocab", 7},
+                      {"output_vocab", 9}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) c[it.key()] = *it;
+  return c;
+}
+
+void check_batch(Rng& rng, DType dtype, Batch& batch) {
+  layers::make_check_batch(rng, dtype, batch, 7, 9);
+}
+
+const nlohmann::json kTrainDefaults = {
+    {"optimizer", "adam"}, {"lr", 1e-3}, {"batch", 50}, {"iterations", 10000}, {"clip_value", 10}};
+
+const bool kRegistered = [] {
+  register_model(
+      {.name = "dmnc-late",
+       .summary = "Dual Memory Neural Computer, late fusion: two DNC encoders with separate "
+                  "memories, a write-protected decoder reading both (Le et al. 2018)",
+       .create = [](const nlohmann::json& c, DType d,
+                    uint64_t s) { return std::make_unique<Dmnc>(Fusion::late, c, d, s); },
+       .default_config = dmnc_defaults(Fusion::late),
+       .train_defaults = kTrainDefaults,
+       .check_configs = {tiny({{"variant", "sequence"}}),
+                         tiny({{"variant", "set"}, {"output", "set"}}),
+                         tiny({{"variant", "sequence-cache"}, {"cache", true}})},
+       .check_batch = check_batch});
+  register_model(
+      {.name = "dmnc-early",
+       .summary = "Dual Memory Neural Computer, early fusion: shared address space [M1; M2] with "
+                  "a shared read function, cache-then-write (Le et al. 2018)",
+       .create = [](const nlohmann::json& c, DType d,
+                    uint64_t s) { return std::make_unique<Dmnc>(Fusion::early, c, d, s); },
+       .default_config = dmnc_defaults(Fusion::early),
+       .train_defaults = kTrainDefaults,
+       .check_configs = {tiny({{"variant", "sequence-cache"}}),
+                         tiny({{"variant", "sequence-nocache"}, {"cache", false}}),
+                         tiny({{"variant", "set-cache"}, {"output", "set"}}),
+                         tiny({{"variant", "sequence-cache-2heads"}, {"read_heads", 2}})},
+       .check_batch = check_batch});
+  register_model({.name = "dnc",
+                  .summary =
+                      "view-concatenated DNC: one DNC reads view 1 then view 2 (32 slots), then a "
+                      "write-protected decoder (DMNC paper, Table 1 baseline)",
+                  .create = [](const nlohmann::json& c, DType d,
+                               uint64_t s) { return std::make_unique<ViewConcatDnc>(c, d, s); },
+                  .default_config = memory_defaults(32),
+                  .train_defaults = kTrainDefaults,
+                  .check_configs = {tiny({{"variant", "sequence"}}),
+                                    tiny({{"variant", "set"}, {"output", "set"}})},
+                  .check_batch = check_batch});
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad

@@ -1,0 +1,430 @@
+#include "models/layers.hpp"
+
+#include "ops/ops.hpp"
+
+namespace memgrad::layers {
+namespace {
+
+// The JSON type classes a config value may have: numbers are one class (an int default accepts a
+// float and vice versa is checked by the reader), bools, strings, others.
+int type_class(const nlohmann::json& j) {
+  if (j.is_number()) return 0;
+  if (j.is_boolean()) return 1;
+  if (j.is_string()) return 2;
+  return 3;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------- config, batch
+
+nlohmann::json merge_config(const std::string& model, const nlohmann::json& defaults,
+                            const nlohmann::json& user) {
+  nlohmann::json out = defaults;
+  if (user.is_null()) return out;
+  MG_CHECK(user.is_object(), model, ": the config must be a JSON object, got ", user.dump());
+  for (auto it = user.begin(); it != user.end(); ++it) {
+    if (it.key() == "variant") continue;
+    auto d = defaults.find(it.key());
+    if (d == defaults.end()) {
+      std::string known;
+      for (auto k = defaults.begin(); k != defaults.end(); ++k)
+        known += (known.empty() ? "" : ", ") + k.key();
+      fail(model, ": unknown config key '", it.key(), "' (known: ", known, ")");
+    }
+    MG_CHECK(type_class(*d) == type_class(*it), model, ": config key '", it.key(),
+             "' must be like ", d->dump(), ", got ", it->dump());
+    out[it.key()] = *it;
+  }
+  return out;
+}
+
+int64_t config_int(const nlohmann::json& cfg, const std::string& model, const char* key,
+                   int64_t min_value) {
+  const nlohmann::json& v = cfg.at(key);
+  MG_CHECK(v.is_number_integer() || (v.is_number() && v.get<double>() == double(v.get<int64_t>())),
+           model, ": config key '", key, "' must be a whole number, got ", v.dump());
+  const int64_t x = v.get<int64_t>();
+  MG_CHECK(x >= min_value, model, ": config key '", key, "' must be at least ", min_value, ", got ",
+           x);
+  return x;
+}
+
+const Tensor& field(const Batch& batch, const std::string& model, const std::string& name,
+                    int rank) {
+  MG_CHECK(batch.has(name), model, ": the batch has no field '", name, "'");
+  const Tensor& t = batch.get(name);
+  MG_CHECK(t.rank() == rank, model, ": batch field '", name, "' must have rank ", rank, ", got ",
+           t.shape());
+  return t;
+}
+
+void expect_shape(const std::string& model, const std::string& name, const Tensor& t,
+                  const Shape& want) {
+  MG_CHECK(t.shape() == want, model, ": batch field '", name, "' must be ", want, ", got ",
+           t.shape());
+}
+
+Views read_views(Tape& tape, const Batch& batch, const std::string& model) {
+  Views v;
+  const char* names[2] = {"x1", "x2"};
+  const char* masks[2] = {"x1_mask", "x2_mask"};
+  for (int i = 0; i < 2; ++i) {
+    const Tensor& x = field(batch, model, names[i], 2);
+    const Tensor& m = field(batch, model, masks[i], 2);
+    expect_shape(model, masks[i], m, x.shape());
+    if (i == 0) v.batch = x.dim(0);
+    MG_CHECK(x.dim(0) == v.batch, model, ": batch field 'x2' has ", x.dim(0),
+             " samples but 'x1' has ", v.batch);
+    v.length[i] = x.dim(1);
+    v.x[i] = tape.input(x);
+    v.mask[i] = tape.input(m);
+  }
+  return v;
+}
+
+// ------------------------------------------------------------------------------------- layers
+
+Linear::Linear(ParameterSet& params, const std::string& prefix, int64_t in, int64_t out, Rng& rng,
+               bool bias)
+    : in_(in), out_(out) {
+  MG_CHECK(in > 0 && out > 0, "Linear '", prefix, "': sizes ", in, " x ", out, " must be positive");
+  w_ = &params.add_glorot(prefix + ".w", Shape{in, out}, rng);
+  if (bias) b_ = &params.add(prefix + ".b", Shape{out});
+}
+
+Var Linear::operator()(Tape& tape, Var x) const {
+  Var y = matmul(x, tape.param(*w_));
+  return b_ ? add(y, tape.param(*b_)) : y;
+}
+
+Embedding::Embedding(ParameterSet& params, const std::string& name, int64_t rows, int64_t dim,
+                     Rng& rng)
+    : rows_(rows), dim_(dim) {
+  MG_CHECK(rows > 0 && dim > 0, "Embedding '", name, "': sizes ", rows, " x ", dim,
+           " must be positive");
+  table_ = &params.add_uniform(name, Shape{rows, dim}, -1.0, 1.0, rng);
+}
+
+Var Embedding::operator()(Tape& tape, Var ids) const {
+  return gather_rows(tape.param(*table_), ids);
+}
+
+Var oneplus(Var x) { return add_scalar(softplus(x), 1.0); }
+
+// ---------------------------------------------------------------------------------- view masks
+
+StepMask::StepMask(Var mask, int64_t t) : mask_(mask), t_(t) {
+  const Tensor& m = mask.value();
+  const int64_t B = m.dim(0), T = m.dim(1);
+  int64_t on = 0;
+  for (int64_t b = 0; b < B; ++b) on += m.at(b * T + t) != 0 ? 1 : 0;
+  any_ = on > 0;
+  all_ = on == B;
+}
+
+Var StepMask::column(int rank) const {
+  Var& c = cols_[rank];
+  if (!c.defined()) {
+    const int64_t B = mask_.dim(0);
+    if (!cols_[2].defined()) cols_[2] = slice(mask_, 1, t_, 1);  // [B,1]
+    if (rank != 2) {
+      Shape s;
+      s.rank = rank;
+      s.dims = {1, 1, 1, 1};
+      s.dims[0] = B;
+      c = reshape(cols_[2], s);
+    }
+  }
+  return c;
+}
+
+Var StepMask::blend(Var fresh, Var old) const {
+  if (all_) return fresh;
+  if (!any_) return old;
+  const int rank = fresh.shape().rank;
+  MG_CHECK(rank >= 2 && rank <= 4, "StepMask::blend: state of shape ", fresh.shape(),
+           " must have rank 2 to 4");
+  return where(column(rank), fresh, old);
+}
+
+LstmState StepMask::blend(const LstmState& fresh, const LstmState& old) const {
+  return {blend(fresh.h, old.h), blend(fresh.c, old.c)};
+}
+
+dnc::State StepMask::blend(const dnc::State& fresh, const dnc::State& old) const {
+  dnc::State s;
+  s.memory = blend(fresh.memory, old.memory);
+  s.usage = blend(fresh.usage, old.usage);
+  s.link = blend(fresh.link, old.link);
+  s.precedence = blend(fresh.precedence, old.precedence);
+  s.write_weights = blend(fresh.write_weights, old.write_weights);
+  s.read_weights = blend(fresh.read_weights, old.read_weights);
+  s.read_vectors = blend(fresh.read_vectors, old.read_vectors);
+  return s;
+}
+
+// --------------------------------------------------------------------------------------- LSTMs
+
+LstmState clip_state(const LstmState& s, double clip) {
+  if (clip <= 0) return s;
+  return {s.h, clamp(s.c, -clip, clip)};
+}
+
+LstmState concat_states(const LstmState& a, const LstmState& b) {
+  return {concat({a.h, b.h}, 1), concat({a.c, b.c}, 1)};
+}
+
+LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmState state,
+                   double clip, std::vector<Var>* outputs) {
+  const int64_t B = emb.dim(0), T = emb.dim(1), G = 4 * cell.hidden();
+  Var xw;  // [B,T,4H], computed once a step needs it
+  for (int64_t t = 0; t < T; ++t) {
+    const StepMask m(mask, t);
+    if (m.any()) {
+      if (!xw.defined()) xw = cell.project_inputs(emb);
+      Var xt = reshape(slice(xw, 1, t, 1), Shape{B, G});
+      state = m.blend(clip_state(cell.step_projected(tape, xt, state), clip), state);
+    }
+    if (outputs) outputs->push_back(state.h);
+  }
+  return state;
+}
+
+// --------------------------------------------------------------------------- reading memories
+
+dnc::State fold_write_into_usage(const dnc::State& prev) {
+  dnc::State s = prev;
+  const Var& u = prev.usage;
+  s.usage = add(u, sub(prev.write_weights, mul(u, prev.write_weights)));  // u + (1 - u) w
+  s.write_weights = constant_leaf(*u.tape, u.shape(), u.dtype(), 0.0);
+  return s;
+}
+
+ReadInterface parse_read_interface(Var raw, const dnc::MemoryConfig& m) {
+  const int64_t R = m.read_heads, W = m.word;
+  MG_CHECK(raw.defined() && raw.shape().rank == 2 && raw.dim(1) == read_interface_size(m),
+           "parse_read_interface: the raw read interface must be [M, ", read_interface_size(m),
+           "], got ", raw.defined() ? raw.shape().str() : std::string("undefined"));
+  const int64_t M = raw.dim(0);
+  ReadInterface r;
+  r.keys = reshape(slice(raw, 1, 0, R * W), Shape{M, R, W});
+  r.strengths = oneplus(slice(raw, 1, R * W, R));
+  r.modes = softmax(reshape(slice(raw, 1, R * W + R, 3 * R), Shape{M, R, 3}));
+  return r;
+}
+
+MemoryReader::MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
+                           const std::vector<dnc::State>& memories,
+                           const std::vector<Var>& read_weights, Trace* trace, std::string prefix)
+    : head_(head), m_(m), k_(int64_t(memories.size())), trace_(trace), prefix_(std::move(prefix)) {
+  MG_CHECK(k_ >= 1 && read_weights.size() == memories.size(),
+           "MemoryReader: needs one initial read weighting per memory");
+  b_ = memories[0].memory.dim(0);
+  if (k_ == 1) {
+    memory_ = memories[0].memory;
+    link_ = memories[0].link;
+    read_weights_ = read_weights[0];
+    return;
+  }
+  std::vector<Var> ms, ls;
+  ms.reserve(size_t(k_));
+  ls.reserve(size_t(k_));
+  for (const dnc::State& s : memories) {
+    ms.push_back(s.memory);
+    ls.push_back(s.link);
+  }
+  const int64_t N = m.slots, W = m.word, R = m.read_heads;
+  memory_ = reshape(stack(ms, 1), Shape{b_ * k_, N, W});
+  link_ = reshape(stack(ls, 1), Shape{b_ * k_, N, N});
+  read_weights_ = reshape(stack(read_weights, 1), Shape{b_ * k_, R, N});
+}
+
+Var MemoryReader::read(Tape& tape, Var h) {
+  const int64_t R = m_.read_heads, W = m_.word;
+  MG_CHECK(h.shape().rank == 2 && h.dim(0) == b_ && h.dim(1) == k_ * head_.in(),
+           "MemoryReader: decoder state must be [", b_, ", ", k_ * head_.in(), "], got ",
+           h.shape());
+  Var o = k_ == 1 ? h : reshape(h, Shape{b_ * k_, head_.in()});  // row b*K + k holds o_k
+  const ReadInterface r = parse_read_interface(head_(tape, o), m_);
+  Var content = dnc::content_weighting(memory_, r.keys, r.strengths);
+  const dnc::DirectionalResult dir = dnc::directional_read(link_, read_weights_);
+  const dnc::ReadResult read =
+      dnc::read_weighting(content, dir.forward, dir.backward, r.modes, memory_);
+  read_weights_ = read.read_weights;
+  if (trace_) {
+    const std::string p = prefix_ + "t" + std::to_string(step_) + "/";
+    trace_->record(p + "read_weights", read.read_weights.value().view(Shape{b_, k_ * R, m_.slots}));
+    trace_->record(p + "read_modes", r.modes.value().view(Shape{b_, k_ * R, 3}));
+  }
+  ++step_;
+  return reshape(read.read_vectors, Shape{b_, k_ * R * W});
+}
+
+Attention::Attention(ParameterSet& params, const std::string& prefix, int64_t value_size,
+                     int64_t query_size, int64_t attention_size, Rng& rng)
+    : key_(params, prefix + ".key", value_size, attention_size, rng, /*bias=*/false),
+      query_(params, prefix + ".query", query_size, attention_size, rng),
+      score_(params, prefix + ".score", attention_size, 1, rng, /*bias=*/false) {}
+
+Attention::Memory Attention::prepare(Tape& tape, Var outputs, Var mask) const {
+  Memory m;
+  m.outputs = outputs;
+  m.keys = key_(tape, outputs);
+  m.mask = mask;
+  // 0 on events, -1e9 elsewhere: exp underflows to exactly 0 in float32 and float64.
+  m.bias = scale(add_scalar(mask, -1.0), 1e9);
+  return m;
+}
+
+Var Attention::attend(Tape& tape, const Memory& mem, Var query, Var* weights) const {
+  const int64_t B = mem.outputs.dim(0), T = mem.outputs.dim(1), H = mem.outputs.dim(2);
+  const int64_t A = key_.out();
+  Var q = reshape(query_(tape, query), Shape{B, 1, A});
+  Var e = reshape(score_(tape, tanh(add(mem.keys, q))), Shape{B, T});
+  Var a = mul(softmax(add(e, mem.bias)), mem.mask);  // an empty view: all weights 0
+  if (weights) *weights = a;
+  return reshape(bmm(reshape(a, Shape{B, 1, T}), mem.outputs), Shape{B, H});
+}
+
+// ------------------------------------------------------------------------------------- decoder
+
+Decoder::Decoder(ParameterSet& params, const std::string& prefix, const DecoderSpec& spec, Rng& rng)
+    : spec_(spec) {
+  if (spec.sequence) {
+    embedding_ =
+        Embedding(params, prefix + ".embedding", spec.output_vocab + 1, spec.embedding, rng);
+    cell_.emplace_back(params, prefix + ".lstm", spec.embedding + spec.context, spec.hidden, rng);
+  }
+  out_ = Linear(params, prefix + ".out", spec.hidden + spec.context, spec.output_vocab, rng);
+}
+
+ForwardResult Decoder::run(Tape& tape, const Batch& batch, const ForwardOptions& opts,
+                           const std::string& model, const LstmState& init, Var context0,
+                           DecoderReader* reader) const {
+  MG_CHECK(
+      (reader != nullptr) == (spec_.context > 0) && (!reader || reader->width() == spec_.context),
+      model, ": decoder context width ", spec_.context, " does not match its reader");
+  if (spec_.sequence) return run_sequence(tape, batch, opts, model, init, context0, reader);
+  const int64_t B = init.h.dim(0);
+  const Tensor& labels = field(batch, model, "labels", 2);
+  expect_shape(model, "labels", labels, Shape{B, spec_.output_vocab});
+  Var features = init.h;
+  if (reader) features = concat({init.h, reader->read(tape, init.h)}, 1);
+  ForwardResult r;
+  r.predictions = out_(tape, features);  // [B, V]
+  r.loss = bce_with_logits(r.predictions, tape.input(labels));
+  return r;
+}
+
+ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const ForwardOptions& opts,
+                                    const std::string& model, const LstmState& init, Var context0,
+                                    DecoderReader* reader) const {
+  const int64_t B = init.h.dim(0), V = spec_.output_vocab, E = spec_.embedding;
+  const Tensor& y = field(batch, model, "y", 2);
+  const Tensor& y_mask = field(batch, model, "y_mask", 2);
+  MG_CHECK(y.dim(0) == B, model, ": batch field 'y' has ", y.dim(0), " samples, the views ", B);
+  expect_shape(model, "y_mask", y_mask, y.shape());
+  const int64_t L = y.dim(1);
+  MG_CHECK(L >= 1, model, ": batch field 'y' has no positions");
+  const LstmCell& cell = cell_.front();
+  Var yv = tape.input(y), ymv = tape.input(y_mask);
+  Var go = constant_leaf(tape, Shape{B, 1}, y.dtype(), double(V));
+
+  LstmState state = init;
+  Var context = context0;
+  auto step = [&](Var x) {  // x [B, E] -> the new state and context
+    if (reader) x = concat({x, context}, 1);
+    state = clip_state(cell.step(tape, x, state), spec_.clip);
+    if (reader) context = reader->read(tape, state.h);
+  };
+  auto features = [&](Var h, Var ctx) { return reader ? concat({h, ctx}, -1) : h; };
+
+  Var logits;
+  if (opts.teacher_forcing) {
+    // Inputs y*_{t-1}: GO, then the targets (padding multiplied to class 0, a valid row).
+    Var ids = L == 1 ? go : concat({go, slice(mul(yv, ymv), 1, 0, L - 1)}, 1);
+    Var emb = embedding_(tape, ids);  // [B, L, E]
+    std::vector<Var> hs, cs;
+    hs.reserve(size_t(L));
+    cs.reserve(size_t(L));
+    Var xw;
+    if (!reader) xw = cell.project_inputs(emb);  // one GEMM for every step's input
+    for (int64_t t = 0; t < L; ++t) {
+      if (!reader) {
+        Var xt = reshape(slice(xw, 1, t, 1), Shape{B, 4 * cell.hidden()});
+        state = clip_state(cell.step_projected(tape, xt, state), spec_.clip);
+      } else {
+        step(reshape(slice(emb, 1, t, 1), Shape{B, E}));
+        cs.push_back(context);
+      }
+      hs.push_back(state.h);
+    }
+    logits = out_(tape, features(stack(hs, 1), reader ? stack(cs, 1) : Var{}));  // [B, L, V]
+  } else {
+    // Greedy decoding: column t of `ids` holds y*_{t-1}, the argmax of step t-1's logits computed
+    // on values (no gradient), written before step t slices it out.
+    Tensor ids = Tensor::full(Shape{B, L}, y.dtype(), double(V));
+    Var ids_leaf = tape.input(ids);
+    std::vector<Var> steps;
+    steps.reserve(size_t(L));
+    for (int64_t t = 0; t < L; ++t) {
+      step(embedding_(tape, reshape(slice(ids_leaf, 1, t, 1), Shape{B})));
+      Var lt = out_(tape, features(state.h, context));  // [B, V]
+      steps.push_back(lt);
+      if (t + 1 == L) break;
+      const Tensor& v = lt.value();
+      for (int64_t b = 0; b < B; ++b) {
+        int64_t best = 0;
+        double best_v = v.at(b * V);
+        for (int64_t c = 1; c < V; ++c) {
+          const double s = v.at(b * V + c);
+          if (s > best_v) best_v = s, best = c;
+        }
+        ids.set(b * L + t + 1, double(best));
+      }
+    }
+    logits = stack(steps, 1);
+  }
+  ForwardResult r;
+  r.predictions = logits;
+  r.loss = cross_entropy(logits, yv, ymv);
+  return r;
+}
+
+// --------------------------------------------------------------------------------- check batch
+
+void make_check_batch(Rng& rng, DType dtype, Batch& batch, int64_t input_vocab,
+                      int64_t output_vocab, int64_t input_vocab2) {
+  if (input_vocab2 <= 0) input_vocab2 = input_vocab;
+  const int64_t B = 2, L = 3;
+  // Per sample lengths: view 1 {3, 1}, view 2 {2, 3}, output {3, 2}.
+  const int64_t len1[B] = {3, 1}, len2[B] = {2, 3}, leny[B] = {3, 2};
+  // Create every field first: a new field may move the others (references into the batch).
+  for (const char* f : {"x1", "x2", "x1_mask", "x2_mask", "y", "y_mask"})
+    batch.field(f, Shape{B, L}, dtype);
+  batch.field("labels", Shape{B, output_vocab}, dtype);
+  Tensor& x1 = batch.field("x1", Shape{B, L}, dtype);
+  Tensor& x2 = batch.field("x2", Shape{B, L}, dtype);
+  Tensor& m1 = batch.field("x1_mask", Shape{B, L}, dtype);
+  Tensor& m2 = batch.field("x2_mask", Shape{B, L}, dtype);
+  Tensor& y = batch.field("y", Shape{B, L}, dtype);
+  Tensor& ym = batch.field("y_mask", Shape{B, L}, dtype);
+  Tensor& labels = batch.field("labels", Shape{B, output_vocab}, dtype);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < L; ++t) {
+      const int64_t at = b * L + t;
+      if (t < len1[b])
+        x1.set(at, double(1 + int64_t(rng.below(uint64_t(input_vocab - 1))))), m1.set(at, 1);
+      if (t < len2[b])
+        x2.set(at, double(1 + int64_t(rng.below(uint64_t(input_vocab2 - 1))))), m2.set(at, 1);
+      if (t < leny[b]) y.set(at, double(rng.below(uint64_t(output_vocab)))), ym.set(at, 1);
+    }
+    labels.set(b * output_vocab + int64_t(rng.below(uint64_t(output_vocab))), 1);
+    for (int64_t c = 0; c < output_vocab; ++c)
+      if (rng.uniform() < 0.3) labels.set(b * output_vocab + c, 1);
+  }
+  batch.size = B;
+}
+
+}  // namespace memgrad::layers

@@ -1,0 +1,264 @@
+// Pieces shared by the two-view sequence models (DMNC, the view-concatenated LSTM and DNC, Dual
+// LSTM, WLAS): config merging, batch-field checks, linear and embedding layers, per-sample view
+// masks, a masked LSTM encoder, the DNC read function used by write-protected decoders, additive
+// attention, and the one decoder loop (sequence output with teacher forcing or greedy decoding, or
+// set output) that all of them end in. Everything is built from primitive ops.
+//
+// Initialisation (one place, so every model agrees):
+//   - embeddings: uniform(-1, 1), as the DMNC authors' code initialises its embedding matrices;
+//   - linear layers: Glorot-uniform weights, zero biases. Glorot scales with fan-in + fan-out, so a
+//     layer reading [h; r] of width 2H + 2RW = 384 starts with unit-order pre-activations; the
+//     authors' fixed N(0, 0.1) would give pre-activations of std ~2 at that width and saturate the
+//     sigmoid gates of the interface at the start.
+//   - LSTM cells: rnn_cells.hpp's Glorot over the fused matrix with forget bias 1.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/batch.hpp"
+#include "engine/parameter.hpp"
+#include "engine/rng.hpp"
+#include "engine/tape.hpp"
+#include "models/dnc_memory.hpp"
+#include "models/model.hpp"
+#include "models/rnn_cells.hpp"
+
+namespace memgrad::layers {
+
+// ---------------------------------------------------------------------------------- config, batch
+
+// `defaults` with the keys of `user` put over it. A key of `user` that `defaults` lacks is an Error
+// naming the model and the key; a key whose JSON type differs from the default's (number vs string
+// vs bool) too. The label key "variant" (gradient-check configs) is ignored.
+nlohmann::json merge_config(const std::string& model, const nlohmann::json& defaults,
+                            const nlohmann::json& user);
+
+// cfg[key] as an integer >= min_value; an Error names the model and the key otherwise.
+int64_t config_int(const nlohmann::json& cfg, const std::string& model, const char* key,
+                   int64_t min_value = 1);
+
+// The batch field `name`, checked to have rank `rank`; an Error names the model and the field.
+const Tensor& field(const Batch& batch, const std::string& model, const std::string& name,
+                    int rank);
+// Throws an Error naming the model, the field and both shapes unless t has shape `want`.
+void expect_shape(const std::string& model, const std::string& name, const Tensor& t,
+                  const Shape& want);
+
+// ----------------------------------------------------------------------------------------- layers
+
+// y = x W + b, W [in, out] Glorot-uniform, b [out] zero (optional). Parameters "<prefix>.w",
+// "<prefix>.b".
+class Linear {
+ public:
+  Linear() = default;
+  Linear(ParameterSet& params, const std::string& prefix, int64_t in, int64_t out, Rng& rng,
+         bool bias = true);
+  // x [..., in] -> [..., out] (leading dims folded into one GEMM).
+  Var operator()(Tape& tape, Var x) const;
+  int64_t in() const { return in_; }
+  int64_t out() const { return out_; }
+
+ private:
+  Parameter* w_ = nullptr;
+  Parameter* b_ = nullptr;
+  int64_t in_ = 0, out_ = 0;
+};
+
+// A lookup table [rows, dim], uniform(-1, 1). Parameter "<name>".
+class Embedding {
+ public:
+  Embedding() = default;
+  Embedding(ParameterSet& params, const std::string& name, int64_t rows, int64_t dim, Rng& rng);
+  // ids of any shape S (rank <= 3, whole numbers in [0, rows)) -> [S..., dim].
+  Var operator()(Tape& tape, Var ids) const;
+  int64_t rows() const { return rows_; }
+  int64_t dim() const { return dim_; }
+
+ private:
+  Parameter* table_ = nullptr;
+  int64_t rows_ = 0, dim_ = 0;
+};
+
+// oneplus(x) = 1 + softplus(x), the DNC strength transform (>= 1).
+Var oneplus(Var x);
+
+// ------------------------------------------------------------------------------------ view masks
+
+// Column t of a view mask [B, T] (a tape Var holding 0/1): which samples have an event at step t.
+// blend(fresh, old) is the state update of Algorithm 1 for a batch: fresh where the sample's view
+// has an event, old where it has ended (state = mask * new + (1 - mask) * old, realised with the
+// `where` op so that the unused branch gets an exactly-zero gradient). When every sample has an
+// event it returns fresh itself, and callers skip a step no sample has (any() false).
+class StepMask {
+ public:
+  StepMask(Var mask, int64_t t);
+  bool any() const { return any_; }
+  bool all() const { return all_; }
+  Var blend(Var fresh, Var old) const;
+  LstmState blend(const LstmState& fresh, const LstmState& old) const;
+  dnc::State blend(const dnc::State& fresh, const dnc::State& old) const;
+
+ private:
+  Var column(int rank) const;  // [B, 1, ..., 1] of the given rank
+  Var mask_;
+  int64_t t_;
+  bool any_ = false, all_ = false;
+  mutable Var cols_[5];
+};
+
+// --------------------------------------------------------------------------------------- LSTMs
+
+// c clamped to [-clip, clip] when clip > 0 (h = o * tanh(c) is already in (-1, 1)).
+LstmState clip_state(const LstmState& s, double clip);
+// [h_a; h_b], [c_a; c_b] along the feature axis.
+LstmState concat_states(const LstmState& a, const LstmState& b);
+
+// Runs `cell` over one view: emb [B, T, E], mask [B, T]. A sample without an event at step t keeps
+// its state; a step no sample has is skipped. The input projection of all T steps is one GEMM
+// (project_inputs). With `outputs`, appends the (blended) h of every step, T entries.
+LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmState state,
+                   double clip, std::vector<Var>* outputs = nullptr);
+
+// ------------------------------------------------------------------------------ reading memories
+
+// The DNC paper's usage update (Graves et al. 2016), u_t = (u + (1 - u) w_{t-1}) psi_t, is
+// differentiable in the previous write weights w_{t-1}; dnc::usage_update follows DeepMind's code,
+// which stops that gradient (and so does dnc::step). The DMNC paper builds on the paper's DNC (and
+// its authors' code has no stop-gradient), and a stopped gradient cannot be checked against finite
+// differences of the model. fold_write_into_usage(prev) returns prev with usage u + (1 - u) w
+// (computed with its gradient) and write weights 0: dnc::usage_update / dnc::step then compute the
+// same value, (u' + (1 - u') 0) psi = u' psi, with the paper's gradient. The previous write
+// weights are read nowhere else in a writing step.
+dnc::State fold_write_into_usage(const dnc::State& prev);
+
+// The DNC read function's interface, Eq. 5-8 / 12-13: R keys, R strengths (oneplus) and R read-mode
+// distributions (softmax over (backward, content, forward), dnc_memory.hpp's order).
+struct ReadInterface {
+  Var keys;       // [M, R, W]
+  Var strengths;  // [M, R]
+  Var modes;      // [M, R, 3]
+};
+inline int64_t read_interface_size(const dnc::MemoryConfig& m) {
+  return m.read_heads * m.word + 4 * m.read_heads;
+}
+// Splits raw [M, R*W + 4R] (keys | strengths | modes) and applies the transforms.
+ReadInterface parse_read_interface(Var raw, const dnc::MemoryConfig& m);
+
+// What a decoder reads at each step from its hidden state: memory reads (DMNC, DNC) or attention
+// (WLAS). read() may advance the reader's own state (previous read weights).
+class DecoderReader {
+ public:
+  virtual ~DecoderReader() = default;
+  virtual int64_t width() const = 0;
+  // h [B, Hd] -> context [B, width()].
+  virtual Var read(Tape& tape, Var h) = 0;
+};
+
+// Write-protected reads of K memories with ONE read function (Eq. 12-13: the same m_read^d reads
+// M1 with o1 and M2 with o2). The decoder's hidden state h [B, K*Hk] is split into K outputs
+// o_k [B, Hk]; o_k's read interface (one Linear Hk -> R*W + 4R shared by all k) addresses memory k
+// with content and temporal-link modes, using memory k's frozen link matrix and the reader's own
+// previous read weights on memory k. The K reads are one batched computation over K*B rows. The
+// context is [r_1; ...; r_K], [B, K*R*W].
+class MemoryReader : public DecoderReader {
+ public:
+  // `memories`: the K final memory states (memory, link used); `read_weights`: the initial
+  // previous read weights [B, R, N] on each memory.
+  MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
+               const std::vector<dnc::State>& memories, const std::vector<Var>& read_weights,
+               Trace* trace, std::string prefix);
+  int64_t width() const override { return k_ * m_.read_heads * m_.word; }
+  Var read(Tape& tape, Var h) override;
+
+ private:
+  const Linear& head_;
+  dnc::MemoryConfig m_;
+  int64_t k_, b_;
+  Var memory_, link_, read_weights_;  // [K*B, N, W], [K*B, N, N], [K*B, R, N] (row b*K + k)
+  Trace* trace_;
+  std::string prefix_;
+  int64_t step_ = 0;
+};
+
+// Additive (Bahdanau) attention of a query over one encoder's outputs, masked:
+//     e_j = v^T tanh(W_k o_j + W_q q + b),  a = softmax over the view's events,  ctx = sum_j a_j
+//     o_j.
+// Positions where the view has no event get weight exactly 0 (an empty view gives ctx = 0).
+// Parameters "<prefix>.key.w" [H, A], "<prefix>.query.w"/".b" [Q, A], "<prefix>.score.w" [A, 1].
+class Attention {
+ public:
+  Attention() = default;
+  Attention(ParameterSet& params, const std::string& prefix, int64_t value_size, int64_t query_size,
+            int64_t attention_size, Rng& rng);
+  // Precomputes W_k o_j for outputs [B, T, H] and the mask's additive bias.
+  struct Memory {
+    Var outputs, keys, mask, bias;  // [B,T,H], [B,T,A], [B,T], [B,T]
+  };
+  Memory prepare(Tape& tape, Var outputs, Var mask) const;
+  // query [B, Q] -> context [B, H]; with `weights`, stores the attention weights [B, T].
+  Var attend(Tape& tape, const Memory& mem, Var query, Var* weights = nullptr) const;
+
+ private:
+  Linear key_, query_, score_;
+};
+
+// --------------------------------------------------------------------------------------- decoder
+
+// The output stage every model ends in.
+//   sequence: an LSTM decoder of hidden Hd reads [embedding of y*_{t-1}; context_{t-1}] (y*_0 =
+//     GO, an extra embedding row), steps, reads context_t with its hidden state h_t, and scores
+//     logits_t = W [h_t; context_t] + b (Eq. 14: W_y h + W_r r). y*_{t-1} is the target y_{t-1}
+//     with teacher forcing (ForwardOptions::teacher_forcing) or the argmax of the previous logits
+//     (greedy decoding, computed on values: no gradient). Loss: cross_entropy(logits, y, y_mask)
+//     over batch fields y, y_mask [B, Ly]; predictions: logits [B, Ly, V].
+//   set: logits = W [h0; context] + b with context read once with the initial state h0 (Eq. 16);
+//     loss: bce_with_logits(logits, labels) over batch field labels [B, V] (multi-hot);
+//     predictions: logits [B, V].
+struct DecoderSpec {
+  int64_t output_vocab = 0;
+  int64_t embedding = 0;
+  int64_t hidden = 0;   // Hd
+  int64_t context = 0;  // width of what the reader returns (0: no reader)
+  bool sequence = true;
+  double clip = 0;  // clip of the decoder LSTM's cell state (0 = off)
+};
+
+class Decoder {
+ public:
+  Decoder() = default;
+  Decoder(ParameterSet& params, const std::string& prefix, const DecoderSpec& spec, Rng& rng);
+  // init: the decoder's initial LSTM state [B, Hd]; context0: what the first step reads as the
+  // previous context (undefined when spec.context == 0; unused for set output); reader: null when
+  // spec.context == 0.
+  ForwardResult run(Tape& tape, const Batch& batch, const ForwardOptions& opts,
+                    const std::string& model, const LstmState& init, Var context0,
+                    DecoderReader* reader) const;
+  const DecoderSpec& spec() const { return spec_; }
+
+ private:
+  ForwardResult run_sequence(Tape& tape, const Batch& batch, const ForwardOptions& opts,
+                             const std::string& model, const LstmState& init, Var context0,
+                             DecoderReader* reader) const;
+  DecoderSpec spec_;
+  Embedding embedding_;         // [V + 1, E]; row V is GO
+  std::vector<LstmCell> cell_;  // one cell (sequence output) or none (set output)
+  Linear out_;
+};
+
+// The two-view batch every model reads: x1, x2 [B, L1], [B, L2] with masks of the same shapes,
+// checked and put on the tape.
+struct Views {
+  Var x[2], mask[2];
+  int64_t batch = 0;
+  int64_t length[2] = {0, 0};
+};
+Views read_views(Tape& tape, const Batch& batch, const std::string& model);
+
+// A tiny two-view check batch (B = 2, L = 3): view lengths differ between samples and between the
+// views (masks with zeros), y_mask likewise; labels [2, output_vocab] multi-hot for set output.
+void make_check_batch(Rng& rng, DType dtype, Batch& batch, int64_t input_vocab,
+                      int64_t output_vocab, int64_t input_vocab2 = 0);
+
+}  // namespace memgrad::layers

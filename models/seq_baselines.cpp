@@ -1,0 +1,181 @@
+// View-concatenated LSTM, Dual LSTM and WLAS (see seq_baselines.hpp).
+#include "models/seq_baselines.hpp"
+
+#include "ops/ops.hpp"
+
+namespace memgrad {
+namespace {
+
+const char* kind_name(SeqBaseline k) {
+  switch (k) {
+    case SeqBaseline::view_concat_lstm:
+      return "lstm";
+    case SeqBaseline::dual_lstm:
+      return "dual-lstm";
+    case SeqBaseline::wlas:
+      return "wlas";
+  }
+  return "?";
+}
+
+nlohmann::json defaults(SeqBaseline k) {
+  nlohmann::json d = {{"embedding", 64},   {"hidden", 128},     {"output", "sequence"},
+                      {"input_vocab", 51}, {"input_vocab2", 0}, {"output_vocab", 101}};
+  if (k == SeqBaseline::wlas) d["attention_size"] = 128;
+  return d;
+}
+
+// The decoder's reader for WLAS: attention over each encoder's outputs, queried with the decoder's
+// hidden state; context [ctx1; ctx2].
+class AttentionReader : public layers::DecoderReader {
+ public:
+  AttentionReader(const std::array<layers::Attention, 2>& att,
+                  const std::array<layers::Attention::Memory, 2>& mem, int64_t width, Trace* trace)
+      : att_(att), mem_(mem), width_(width), trace_(trace) {}
+  int64_t width() const override { return width_; }
+  Var read(Tape& tape, Var h) override {
+    Var w[2];
+    Var c0 = att_[0].attend(tape, mem_[0], h, trace_ ? &w[0] : nullptr);
+    Var c1 = att_[1].attend(tape, mem_[1], h, trace_ ? &w[1] : nullptr);
+    if (trace_) {
+      const std::string p = "dec/t" + std::to_string(step_) + "/";
+      trace_->record(p + "attention1", w[0].value());
+      trace_->record(p + "attention2", w[1].value());
+    }
+    ++step_;
+    return concat({c0, c1}, 1);
+  }
+
+ private:
+  const std::array<layers::Attention, 2>& att_;
+  const std::array<layers::Attention::Memory, 2>& mem_;
+  int64_t width_;
+  Trace* trace_;
+  int64_t step_ = 0;
+};
+
+}  // namespace
+
+std::string SeqBaselineModel::name() const { return kind_name(kind_); }
+
+SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& config, DType dtype,
+                                   uint64_t seed)
+    : Model(dtype), kind_(kind) {
+  const std::string model = name();
+  config_ = layers::merge_config(model, defaults(kind), config);
+  const int64_t E = layers::config_int(config_, model, "embedding");
+  const int64_t H = hidden_ = layers::config_int(config_, model, "hidden");
+  const int64_t V = layers::config_int(config_, model, "output_vocab");
+  const int64_t v1 = layers::config_int(config_, model, "input_vocab");
+  const int64_t v2 = layers::config_int(config_, model, "input_vocab2", 0);
+  const std::string out = config_.at("output").get<std::string>();
+  MG_CHECK(out == "sequence" || out == "set", model,
+           ": config key 'output' must be \"sequence\" or \"set\", got \"", out, "\"");
+  Rng rng(seed);
+  embed_[0] = layers::Embedding(params_, "enc1.embedding", v1, E, rng);
+  embed_[1] = layers::Embedding(params_, "enc2.embedding", v2 == 0 ? v1 : v2, E, rng);
+  layers::DecoderSpec spec;
+  spec.output_vocab = V;
+  spec.embedding = E;
+  spec.sequence = out == "sequence";
+  if (kind == SeqBaseline::view_concat_lstm) {
+    cell_.emplace_back(params_, "enc.lstm", E, H, rng);
+    spec.hidden = H;
+  } else {
+    cell_.reserve(2);
+    cell_.emplace_back(params_, "enc1.lstm", E, H, rng);
+    cell_.emplace_back(params_, "enc2.lstm", E, H, rng);
+    spec.hidden = 2 * H;
+  }
+  if (kind == SeqBaseline::wlas) {
+    const int64_t A = layers::config_int(config_, model, "attention_size");
+    attention_[0] = layers::Attention(params_, "dec.attention1", H, 2 * H, A, rng);
+    attention_[1] = layers::Attention(params_, "dec.attention2", H, 2 * H, A, rng);
+    spec.context = 2 * H;
+  }
+  decoder_ = layers::Decoder(params_, "dec", spec, rng);
+}
+
+ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
+                                        const ForwardOptions& opts) {
+  const layers::Views views = layers::read_views(tape, batch, name());
+  const int64_t B = views.batch;
+  const DType dtype = views.x[0].dtype();
+  Var emb[2];
+  for (int i = 0; i < 2; ++i) emb[i] = embed_[size_t(i)](tape, views.x[i]);  // [B, L_i, E]
+
+  if (kind_ == SeqBaseline::view_concat_lstm) {
+    const LstmCell& cell = cell_.front();
+    LstmState s = cell.zero_state(tape, B, dtype);
+    for (int i = 0; i < 2; ++i) s = layers::run_lstm(tape, cell, emb[i], views.mask[i], s, 0.0);
+    return decoder_.run(tape, batch, opts, name(), s, Var{}, nullptr);
+  }
+
+  const bool attend = kind_ == SeqBaseline::wlas;
+  std::vector<Var> outputs[2];
+  LstmState final_state[2];
+  for (int i = 0; i < 2; ++i) {
+    if (attend) outputs[i].reserve(size_t(views.length[i]));
+    const LstmCell& cell = cell_[size_t(i)];
+    final_state[i] =
+        layers::run_lstm(tape, cell, emb[i], views.mask[i], cell.zero_state(tape, B, dtype), 0.0,
+                         attend ? &outputs[i] : nullptr);
+  }
+  const LstmState h0 = layers::concat_states(final_state[0], final_state[1]);
+  if (!attend) return decoder_.run(tape, batch, opts, name(), h0, Var{}, nullptr);
+
+  std::array<layers::Attention::Memory, 2> mem;
+  for (int i = 0; i < 2; ++i)
+    mem[size_t(i)] = attention_[size_t(i)].prepare(tape, stack(outputs[i], 1), views.mask[i]);
+  AttentionReader reader(attention_, mem, 2 * hidden_, opts.trace);
+  Var context0 = reader.read(tape, h0.h);
+  return decoder_.run(tape, batch, opts, name(), h0, context0, &reader);
+}
+
+// ==================================================================================== registry
+
+namespace {
+
+nlohmann::json tiny(SeqBaseline k, const std::string& variant, bool set) {
+  nlohmann::json c = {{"variant", variant},
+                      {"embedding", 3},
+                      {"hidden", 4},
+                      {"input_vocab", 7},
+                      {"output_vocab", 9}};
+  if (k == SeqBaseline::wlas) c["attention_size"] = 3;
+  if (set) c["output"] = "set";
+  return c;
+}
+
+void register_baseline(SeqBaseline k, const char* summary) {
+  register_model(
+      {.name = kind_name(k),
+       .summary = summary,
+       .create = [k](const nlohmann::json& c, DType d,
+                     uint64_t s) { return std::make_unique<SeqBaselineModel>(k, c, d, s); },
+       .default_config = defaults(k),
+       .train_defaults = {{"optimizer", "adam"},
+                          {"lr", 1e-3},
+                          {"batch", 50},
+                          {"iterations", 10000},
+                          {"clip_value", 10}},
+       .check_configs = {tiny(k, "sequence", false), tiny(k, "set", true)},
+       .check_batch = [](Rng& rng, DType dtype,
+                         Batch& batch) { layers::make_check_batch(rng, dtype, batch, 7, 9); }});
+}
+
+const bool kRegistered = [] {
+  register_baseline(SeqBaseline::view_concat_lstm,
+                    "view-concatenated LSTM: one LSTM reads view 1 then view 2, then an LSTM "
+                    "decoder (DMNC paper, Table 1 baseline)");
+  register_baseline(SeqBaseline::dual_lstm,
+                    "Dual LSTM: one LSTM encoder per view, final states into the decoder, no "
+                    "attention (DMNC paper, Table 1 baseline)");
+  register_baseline(SeqBaseline::wlas,
+                    "WLAS: one LSTM encoder per view and a decoder attending over both encoders' "
+                    "outputs (Chung et al. 2017; DMNC paper, Table 1 baseline)");
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad

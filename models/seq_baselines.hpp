@@ -1,0 +1,55 @@
+// The LSTM baselines of the DMNC paper's Table 1 (section 4.1), registered as "lstm", "dual-lstm"
+// and "wlas". All read the two-view batch of dmnc.hpp (x1, x2 with per-sample masks) and end in the
+// shared decoder of layers.hpp (sequence output with teacher forcing or greedy decoding, or set
+// output), so they differ from DMNC only in how the views are encoded and what the decoder reads.
+//
+//   lstm       view-concatenated LSTM: one LSTM encoder (hidden H) reads view 1's events and then
+//              view 2's (each view embedded with its own table, i.e. one sequence over the union
+//              of the vocabularies); a decoder LSTM of hidden H starts from its final state.
+//   dual-lstm  two LSTM encoders (hidden H each, their own embeddings), asynchronous over views of
+//              different lengths (per-sample masks); the decoder (hidden 2H) starts from the
+//              concatenation of their final states, h0 = [h1; h2], c0 = [c1; c2], and reads
+//              nothing else ("WLAS without attention").
+//   wlas       Watch, Listen, Attend and Spell (Chung et al. 2017) with the feature extractors
+//              replaced by embeddings, as the DMNC paper does: the Dual LSTM encoders and a decoder
+//              (hidden 2H, same h0) with one additive attention per encoder over that encoder's
+//              outputs (its h at every event, padding excluded). The decoder's input is
+//              [emb(y*_{t-1}); ctx1_{t-1}; ctx2_{t-1}], where ctx_i is attention i queried with the
+//              decoder's hidden state (ctx_0 queried with h0), and logits = W [h_t; ctx1_t; ctx2_t]
+//              + b: the DMNC decoder with attention in place of memory reads.
+//
+// Set output (config "output": "set"): logits = W [h0; context] + b with the context read once
+// with h0 (nothing for lstm and dual-lstm), bce_with_logits against "labels" [B, V].
+// Defaults (section 4.1): embedding 64, hidden 128; WLAS attention size 128 ("attention_size").
+#pragma once
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/layers.hpp"
+#include "models/model.hpp"
+#include "models/rnn_cells.hpp"
+
+namespace memgrad {
+
+enum class SeqBaseline { view_concat_lstm, dual_lstm, wlas };
+
+class SeqBaselineModel : public Model {
+ public:
+  SeqBaselineModel(SeqBaseline kind, const nlohmann::json& config, DType dtype, uint64_t seed);
+  std::string name() const override;
+  nlohmann::json config() const override { return config_; }
+  ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
+
+ private:
+  SeqBaseline kind_;
+  nlohmann::json config_;
+  int64_t hidden_ = 0;
+  std::array<layers::Embedding, 2> embed_;
+  std::vector<LstmCell> cell_;  // lstm: one encoder; dual-lstm, wlas: two
+  std::array<layers::Attention, 2> attention_;
+  layers::Decoder decoder_;
+};
+
+}  // namespace memgrad

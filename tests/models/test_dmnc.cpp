@@ -1,0 +1,536 @@
+// DMNC (late and early fusion), the view-concatenated DNC and the LSTM baselines of the DMNC
+// paper's Table 1: gradient checks of every check config, the cross-view memory path of early
+// fusion (absent in late fusion), persistent memory across admissions, padding invariance,
+// asynchronous encoders, greedy decoding and output shapes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/dmnc.hpp"
+#include "models/model_check.hpp"
+#include "models/seq_baselines.hpp"
+#include "ops/ops.hpp"
+
+using namespace memgrad;
+
+namespace {
+
+const char* const kModels[] = {"lstm", "dnc", "dual-lstm", "wlas", "dmnc-late", "dmnc-early"};
+constexpr int64_t kInVocab = 11, kOutVocab = 13;
+
+bool has_memory(const std::string& name) { return name == "dnc" || name.rfind("dmnc", 0) == 0; }
+
+// Small (not tiny) dimensions for the behavioural tests.
+nlohmann::json small_config(const std::string& name, const std::string& output = "sequence") {
+  nlohmann::json c = {{"embedding", 4},
+                      {"hidden", 5},
+                      {"input_vocab", kInVocab},
+                      {"output_vocab", kOutVocab},
+                      {"output", output}};
+  if (has_memory(name)) {
+    c["word_size"] = 4;
+    c["memory_slots"] = 5;
+  }
+  if (name == "wlas") c["attention_size"] = 4;
+  return c;
+}
+
+// A two-view batch: per-sample token lists, padded to the given widths. Padded positions hold
+// `pad` tokens (0) or, with `garbage`, random valid tokens; labels are fixed multi-hot rows.
+struct Samples {
+  std::vector<std::vector<int>> x1, x2, y;
+};
+
+void fill_batch(Batch& batch, const Samples& s, int64_t w1, int64_t w2, int64_t wy,
+                Rng* garbage = nullptr) {
+  const int64_t B = int64_t(s.x1.size());
+  const DType dt = DType::f64;
+  // Create every field first: a new field may move the others (references into the batch).
+  batch.field("x1", Shape{B, w1}, dt);
+  batch.field("x1_mask", Shape{B, w1}, dt);
+  batch.field("x2", Shape{B, w2}, dt);
+  batch.field("x2_mask", Shape{B, w2}, dt);
+  batch.field("y", Shape{B, wy}, dt);
+  batch.field("y_mask", Shape{B, wy}, dt);
+  batch.field("labels", Shape{B, kOutVocab}, dt);
+  auto put = [&](const char* name, const char* mask_name, const std::vector<std::vector<int>>& v,
+                 int64_t w, int64_t vocab, int64_t first) {
+    Tensor x = batch.field(name, Shape{B, w}, dt);  // shares the field's storage
+    Tensor m = batch.field(mask_name, Shape{B, w}, dt);
+    for (int64_t b = 0; b < B; ++b) REQUIRE(int64_t(v[size_t(b)].size()) <= w);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < w; ++t) {
+        const bool real = t < int64_t(v[size_t(b)].size());
+        double tok = real ? v[size_t(b)][size_t(t)] : 0;
+        if (!real && garbage)
+          tok = double(first + int64_t(garbage->below(uint64_t(vocab - first))));
+        x.set(b * w + t, tok);
+        m.set(b * w + t, real ? 1 : 0);
+      }
+  };
+  put("x1", "x1_mask", s.x1, w1, kInVocab, 1);
+  put("x2", "x2_mask", s.x2, w2, kInVocab, 1);
+  put("y", "y_mask", s.y, wy, kOutVocab, 0);
+  Tensor& labels = batch.field("labels", Shape{B, kOutVocab}, dt);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < kOutVocab; ++c) labels.set(b * kOutVocab + c, (b + c) % 3 == 0 ? 1 : 0);
+  batch.size = B;
+}
+
+// Views of different lengths per sample and per view; sample 2's view 2 is empty.
+Samples samples() {
+  return {{{3, 1, 4, 1, 5}, {9, 2}, {6, 5, 3}},
+          {{2, 7}, {1, 8, 2, 8}, {}},
+          {{10, 3, 3, 7}, {4}, {5, 9}}};
+}
+
+struct Run {
+  double loss = 0;
+  Tensor predictions;
+  std::vector<std::vector<double>> grads;
+};
+
+Run run(Model& model, const Batch& batch, bool teacher_forcing, Trace* trace = nullptr) {
+  Run r;
+  model.params().zero_grad();
+  Tape tape(3);
+  ForwardOptions opts;
+  opts.training = teacher_forcing;
+  opts.teacher_forcing = teacher_forcing;
+  opts.trace = trace;
+  ForwardResult out = model.forward(tape, batch, opts);
+  r.loss = out.loss.value().at(0);
+  r.predictions = out.predictions.value().clone();
+  tape.backward(out.loss);
+  for (size_t i = 0; i < model.params().size(); ++i)
+    r.grads.push_back(model.params()[i].grad.to_vector());
+  return r;
+}
+
+// The pieces streamed into one string (doctest's INFO takes one expression).
+template <class... Parts>
+std::string cat(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
+
+double rel_diff(double a, double b) {
+  return std::abs(a - b) / std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+// Largest relative difference of the predictions on the first `len` positions (sequence output:
+// [B, T, V] with T >= len in both) or everywhere (set output).
+double prediction_diff(const Tensor& a, const Tensor& b, int64_t len) {
+  double worst = 0;
+  if (a.rank() == 2) {
+    REQUIRE(a.shape() == b.shape());
+    for (int64_t i = 0; i < a.numel(); ++i) worst = std::max(worst, rel_diff(a.at(i), b.at(i)));
+    return worst;
+  }
+  const int64_t B = a.dim(0), V = a.dim(2);
+  for (int64_t s = 0; s < B; ++s)
+    for (int64_t t = 0; t < len; ++t)
+      for (int64_t c = 0; c < V; ++c)
+        worst = std::max(
+            worst, rel_diff(a.at((s * a.dim(1) + t) * V + c), b.at((s * b.dim(1) + t) * V + c)));
+  return worst;
+}
+
+double grad_diff(const Run& a, const Run& b) {
+  double worst = 0;
+  for (size_t p = 0; p < a.grads.size(); ++p)
+    for (size_t j = 0; j < a.grads[p].size(); ++j)
+      worst = std::max(worst, rel_diff(a.grads[p][j], b.grads[p][j]));
+  return worst;
+}
+
+double max_abs_grad(ParameterSet& params, const std::string& prefix) {
+  double m = 0;
+  bool found = false;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].name.rfind(prefix, 0) != 0) continue;
+    found = true;
+    for (double g : params[i].grad.to_vector()) m = std::max(m, std::abs(g));
+  }
+  REQUIRE_MESSAGE(found, "no parameter named ", prefix, "*");
+  return m;
+}
+
+// Trace entry `name` (the last one recorded under that name).
+Tensor trace_get(const Trace& trace, const std::string& name) {
+  for (auto it = trace.entries.rbegin(); it != trace.entries.rend(); ++it)
+    if (it->first == name) return it->second;
+  FAIL("no trace entry ", name);
+  return {};
+}
+
+// Row b of a [B, ...] tensor.
+std::vector<double> row(const Tensor& t, int64_t b) {
+  const int64_t per = t.numel() / t.dim(0);
+  std::vector<double> v(static_cast<size_t>(per));
+  for (int64_t j = 0; j < per; ++j) v[size_t(j)] = t.at(b * per + j);
+  return v;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- gradient checks
+
+TEST_CASE("dmnc and baselines: float64 parameter gradient checks of every check config") {
+  for (const ModelInfo& m : all_models()) {
+    if (std::find(std::begin(kModels), std::end(kModels), m.name) == std::end(kModels)) continue;
+    for (const GradCheckResult& r : check_model_gradients(m)) {
+      INFO(cat(r.name, ": max abs err ", r.max_abs_err, ", max rel err ", r.max_rel_err, " ",
+               r.message));
+      CHECK(r.passed);
+      MESSAGE(r.name, ": max rel err ", r.max_rel_err, ", max abs err ", r.max_abs_err);
+    }
+  }
+}
+
+// ------------------------------------------------------------------- 1. cross-view memory access
+
+TEST_CASE("dmnc early fusion: each encoder's state depends on what the other encoder wrote") {
+  // A loss built from encoder 2's final hidden state alone can reach encoder 1's parameters only
+  // through encoder 2 reading memory 1 (the encoders share nothing else while encoding). In early
+  // fusion that gradient is non-zero; in late fusion it is exactly zero. And vice versa.
+  Batch batch;
+  fill_batch(batch, samples(), 5, 4, 4);
+  for (Fusion fusion : {Fusion::late, Fusion::early}) {
+    for (int target = 0; target < 2; ++target) {
+      const int other = 1 - target;
+      Dmnc model(fusion, small_config("dmnc-early"), DType::f64, 5);
+      model.params().zero_grad();
+      Tape tape;
+      const layers::Views views = layers::read_views(tape, batch, model.name());
+      const Dmnc::Encoded e = model.encode(tape, views);
+      tape.backward(sum(e.enc[size_t(target)].controller.h));
+      const std::string o = "enc" + std::to_string(other + 1) + ".";
+      const double write = max_abs_grad(model.params(), o + "write");
+      const double lstm = max_abs_grad(model.params(), o + "lstm");
+      const double emb = max_abs_grad(model.params(), o + "embedding");
+      INFO(cat(model.name(), ": loss on encoder ", target + 1, "; gradients of encoder ", other + 1,
+               ": write ", write, ", lstm ", lstm, ", embedding ", emb));
+      if (fusion == Fusion::late) {
+        CHECK(write == 0.0);
+        CHECK(lstm == 0.0);
+        CHECK(emb == 0.0);
+        CHECK(max_abs_grad(model.params(), o + "read") == 0.0);
+      } else {
+        CHECK(write > 1e-8);
+        CHECK(lstm > 1e-8);
+        CHECK(emb > 1e-8);
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "dmnc early fusion: changing view 1 changes encoder 2's final state only in early fusion") {
+  Samples a = samples(), b = samples();
+  b.x1[0] = {7, 7, 2, 9, 1};  // sample 0's view 1 only
+  Batch ba, bb;
+  fill_batch(ba, a, 5, 4, 4);
+  fill_batch(bb, b, 5, 4, 4);
+  for (Fusion fusion : {Fusion::late, Fusion::early}) {
+    Dmnc model(fusion, small_config("dmnc-early"), DType::f64, 5);
+    Tape ta, tb;
+    const Dmnc::Encoded ea = model.encode(ta, layers::read_views(ta, ba, model.name()));
+    const Dmnc::Encoded eb = model.encode(tb, layers::read_views(tb, bb, model.name()));
+    const std::vector<double> ha = row(ea.enc[1].controller.h.value(), 0);
+    const std::vector<double> hb = row(eb.enc[1].controller.h.value(), 0);
+    INFO(cat(model.name()));
+    if (fusion == Fusion::late) {
+      CHECK(ha == hb);
+    } else {
+      CHECK(ha != hb);
+    }
+    // Sample 1 is unchanged: its encoder 2 state is the same in both modes.
+    CHECK(row(ea.enc[1].controller.h.value(), 1) == row(eb.enc[1].controller.h.value(), 1));
+  }
+}
+
+TEST_CASE("dmnc: early fusion shares one encoder read function, late fusion has two") {
+  Dmnc late(Fusion::late, small_config("dmnc-late"), DType::f64, 1);
+  Dmnc early(Fusion::early, small_config("dmnc-early"), DType::f64, 1);
+  CHECK(late.params().find("enc1.read.w") != nullptr);
+  CHECK(late.params().find("enc2.read.w") != nullptr);
+  CHECK(late.params().find("enc.read.w") == nullptr);
+  CHECK(early.params().find("enc.read.w") != nullptr);
+  CHECK(early.params().find("enc1.read.w") == nullptr);
+  CHECK(early.params().find("enc2.read.w") == nullptr);
+  // The decoder's read function is one for both memories (Eq. 12-13) in both modes.
+  CHECK(late.params().find("dec.read.w") != nullptr);
+  CHECK(early.config().at("cache").get<bool>());
+  CHECK(!late.config().at("cache").get<bool>());
+}
+
+// ------------------------------------------------------------------------- 2. persistent memory
+
+TEST_CASE("dmnc persistent memory carries a patient's admissions and is cleared between patients") {
+  Samples adm1 = samples(), adm1b = samples(), adm2 = samples();
+  adm1b.x1 = {{8, 8, 1}, {3}, {2, 2}};
+  adm1b.x2 = {{5}, {6, 6}, {1, 4, 1}};
+  adm2.x1 = {{4, 4}, {9, 1, 9}, {7}};
+  adm2.x2 = {{2, 3, 5}, {10}, {8, 1}};
+  Batch b1, b1b, b2;
+  fill_batch(b1, adm1, 5, 4, 4);
+  fill_batch(b1b, adm1b, 5, 4, 4);
+  fill_batch(b2, adm2, 3, 3, 4);
+  for (const char* name : {"dmnc-late", "dmnc-early"}) {
+    for (const char* output : {"set", "sequence"}) {
+      INFO(cat(name, " ", output));
+      nlohmann::json cfg = small_config(name, output);
+      cfg["persistent_memory"] = true;
+      auto model = create_model(name, cfg, DType::f64, 9);
+      auto fresh = create_model(name, small_config(name, output), DType::f64, 9);
+      auto& dmnc = dynamic_cast<Dmnc&>(*model);
+      CHECK(!dmnc.has_carried_memory());
+
+      run(*model, b1, true);
+      CHECK(dmnc.has_carried_memory());
+      const Run after1 = run(*model, b2, true);
+      dmnc.clear_memory();
+      run(*model, b1b, true);
+      const Run after1b = run(*model, b2, true);
+      // The second admission's output depends on the first admission.
+      CHECK(prediction_diff(after1.predictions, after1b.predictions, 4) > 1e-6);
+      CHECK(after1.loss != after1b.loss);
+
+      // Cleared: the admission is computed as by a fresh model (no carried memory).
+      dmnc.clear_memory();
+      const Run cleared = run(*model, b2, true);
+      const Run reference = run(*fresh, b2, true);
+      CHECK(prediction_diff(cleared.predictions, reference.predictions, 4) == 0.0);
+      CHECK(cleared.loss == reference.loss);
+      CHECK(grad_diff(cleared, reference) == 0.0);
+
+      // Clearing one row: that patient starts afresh, the others keep their history.
+      dmnc.clear_memory();
+      run(*model, b1, true);
+      dmnc.clear_memory(1);
+      const Run partial = run(*model, b2, true);
+      CHECK(row(partial.predictions, 1) == row(reference.predictions, 1));
+      CHECK(row(partial.predictions, 0) == row(after1.predictions, 0));
+      CHECK(row(partial.predictions, 2) == row(after1.predictions, 2));
+
+      // The carried memory belongs to a batch of 3 patients: another batch size is an error.
+      Batch small;
+      Samples two = adm2;
+      two.x1.pop_back(), two.x2.pop_back(), two.y.pop_back();
+      fill_batch(small, two, 3, 3, 4);
+      CHECK_THROWS_AS(run(*model, small, true), Error);
+
+      // Without persistence nothing is carried: the same admission twice gives the same output.
+      dmnc.set_persistent_memory(false);
+      const Run again1 = run(*model, b2, true);
+      const Run again2 = run(*model, b2, true);
+      CHECK(prediction_diff(again1.predictions, again2.predictions, 4) == 0.0);
+      CHECK(prediction_diff(again1.predictions, reference.predictions, 4) == 0.0);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------- 3. padding
+
+TEST_CASE("padding never changes a loss, a gradient or a prediction") {
+  const Samples s = samples();
+  Batch plain, garbage, longer;
+  Rng rng(17);
+  fill_batch(plain, s, 5, 4, 4);
+  fill_batch(garbage, s, 5, 4, 4, &rng);  // other tokens at masked positions
+  fill_batch(longer, s, 8, 6, 7, &rng);   // padded longer, with garbage
+  for (const char* name : kModels) {
+    for (const char* output : {"sequence", "set"}) {
+      auto model = create_model(name, small_config(name, output), DType::f64, 21);
+      for (bool tf : {true, false}) {
+        INFO(cat(name, " ", output, tf ? " teacher forcing" : " greedy"));
+        const Run a = run(*model, plain, tf);
+        const Run b = run(*model, garbage, tf);
+        const Run c = run(*model, longer, tf);
+        // Same shapes: bitwise identical.
+        CHECK(a.loss == b.loss);
+        CHECK(grad_diff(a, b) == 0.0);
+        CHECK(prediction_diff(a.predictions, b.predictions, 4) == 0.0);
+        // Longer: the same up to the summation order of the larger products (measured: <= 6e-17).
+        CHECK(rel_diff(a.loss, c.loss) <= 1e-14);
+        CHECK(grad_diff(a, c) <= 1e-14);
+        CHECK(prediction_diff(a.predictions, c.predictions, 4) <= 1e-14);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------- 4. asynchrony
+
+TEST_CASE("dmnc asynchrony: an encoder keeps its state and memory after its view has ended") {
+  // Sample 0: view 1 has 4 events, view 2 one; sample 1: view 1 one, view 2 four.
+  Samples s;
+  s.x1 = {{3, 1, 4, 1}, {5}};
+  s.x2 = {{9}, {2, 6, 5, 3}};
+  s.y = {{1, 2}, {3}};
+  Batch batch;
+  fill_batch(batch, s, 4, 4, 2);
+  const char* fields[] = {
+      "h", "c", "memory", "usage", "link", "write_weights", "read_weights", "read_vectors"};
+  for (const char* name : {"dmnc-late", "dmnc-early"}) {
+    auto model = create_model(name, small_config(name), DType::f64, 4);
+    Trace trace;
+    run(*model, batch, true, &trace);
+    for (int enc = 1; enc <= 2; ++enc) {
+      const int64_t ended = enc == 1 ? 1 : 0;  // the sample whose view `enc` has one event
+      const int64_t going = 1 - ended;
+      for (const char* f : fields) {
+        INFO(cat(name, " encoder ", enc, " ", f));
+        const std::string p = "enc" + std::to_string(enc) + "/t";
+        const Tensor first = trace_get(trace, p + "0/state/" + f);
+        for (int t = 1; t < 4; ++t) {
+          const Tensor now = trace_get(trace, p + std::to_string(t) + "/state/" + f);
+          CHECK(row(now, ended) == row(first, ended));  // unchanged after the view's end
+        }
+        CHECK(row(trace_get(trace, p + "3/state/" + f), going) != row(first, going));
+      }
+    }
+    // The cache of early fusion is part of the held state.
+    if (std::string(name) == "dmnc-early") {
+      const Tensor c0 = trace_get(trace, "enc2/t0/state/cache");
+      CHECK(row(trace_get(trace, "enc2/t3/state/cache"), 0) == row(c0, 0));
+    }
+  }
+}
+
+TEST_CASE("dmnc: views of different widths and an empty view run") {
+  Samples s;
+  s.x1 = {{3, 1}, {5}};
+  s.x2 = {{9, 4, 4, 2, 8, 1}, {}};
+  s.y = {{1, 2, 3}, {3}};
+  Batch batch;
+  fill_batch(batch, s, 2, 6, 3);
+  for (const char* name : kModels) {
+    auto model = create_model(name, small_config(name), DType::f64, 4);
+    const Run r = run(*model, batch, true);
+    CHECK(std::isfinite(r.loss));
+    CHECK(r.predictions.shape() == Shape({2, 3, kOutVocab}));
+  }
+}
+
+// --------------------------------------------------------------------- 5. shapes and decoding
+
+TEST_CASE("every model: output shapes, teacher forcing and greedy decoding") {
+  Batch batch;
+  fill_batch(batch, samples(), 5, 4, 4);
+  for (const char* name : kModels) {
+    for (const char* output : {"sequence", "set"}) {
+      INFO(cat(name, " ", output));
+      auto model = create_model(name, small_config(name, output), DType::f64, 2);
+      CHECK(model->name() == name);
+      for (bool tf : {true, false}) {
+        Tape tape;
+        ForwardOptions opts;
+        opts.teacher_forcing = tf;
+        opts.training = tf;
+        const ForwardResult r = model->forward(tape, batch, opts);
+        CHECK(r.loss.shape() == Shape({1}));
+        CHECK(std::isfinite(r.loss.value().at(0)));
+        if (std::string(output) == "sequence") {
+          CHECK(r.predictions.shape() == Shape({3, 4, kOutVocab}));
+        } else {
+          CHECK(r.predictions.shape() == Shape({3, kOutVocab}));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("greedy decoding feeds back the argmax of the previous step") {
+  // Teacher forcing with targets equal to the greedy predictions reproduces the greedy logits.
+  Batch batch;
+  fill_batch(batch, samples(), 5, 4, 4);
+  for (const char* name : kModels) {
+    INFO(cat(name));
+    auto model = create_model(name, small_config(name), DType::f64, 8);
+    const Run greedy = run(*model, batch, false);
+    const Tensor& p = greedy.predictions;
+    const int64_t B = p.dim(0), T = p.dim(1), V = p.dim(2);
+    Batch forced;
+    Samples s = samples();
+    for (int64_t b = 0; b < B; ++b) {
+      s.y[size_t(b)].clear();
+      for (int64_t t = 0; t < T; ++t) {
+        int64_t best = 0;
+        for (int64_t c = 1; c < V; ++c)
+          if (p.at((b * T + t) * V + c) > p.at((b * T + t) * V + best)) best = c;
+        s.y[size_t(b)].push_back(int(best));
+      }
+    }
+    fill_batch(forced, s, 5, 4, 4);
+    const Run tf = run(*model, forced, true);
+    CHECK(prediction_diff(tf.predictions, greedy.predictions, T) <= 1e-13);
+    // And greedy decoding differs from teacher forcing on the real targets.
+    const Run real = run(*model, batch, true);
+    CHECK(prediction_diff(real.predictions, greedy.predictions, T) > 1e-9);
+  }
+}
+
+TEST_CASE("missing or malformed batch fields are errors naming the model and the field") {
+  Batch full;
+  fill_batch(full, samples(), 5, 4, 4);
+  for (const char* name : kModels) {
+    auto model = create_model(name, small_config(name), DType::f64, 2);
+    auto set_model = create_model(name, small_config(name, "set"), DType::f64, 2);
+    for (const char* missing : {"x1", "x2_mask", "y", "y_mask"}) {
+      Batch b;
+      for (const auto& [k, v] : full.fields())
+        if (k != missing) b.field(k, v.shape(), v.dtype()).copy_from(v);
+      Tape tape;
+      try {
+        model->forward(tape, b, ForwardOptions{});
+        FAIL(name, ": no error without ", missing);
+      } catch (const Error& e) {
+        const std::string msg = e.what();
+        CHECK_MESSAGE(msg.find(name) != std::string::npos, msg);
+        CHECK_MESSAGE(msg.find(missing) != std::string::npos, msg);
+      }
+    }
+    Batch bad;
+    for (const auto& [k, v] : full.fields())
+      if (k != "labels") bad.field(k, v.shape(), v.dtype()).copy_from(v);
+    bad.field("labels", Shape{3, kOutVocab + 1}, DType::f64);
+    Tape tape;
+    CHECK_THROWS_WITH_AS(set_model->forward(tape, bad, ForwardOptions{}),
+                         doctest::Contains("labels"), Error);
+    Batch wrong_mask;
+    for (const auto& [k, v] : full.fields()) wrong_mask.field(k, v.shape(), v.dtype()).copy_from(v);
+    wrong_mask.field("x1_mask", Shape{3, 4}, DType::f64);
+    Tape tape2;
+    CHECK_THROWS_WITH_AS(model->forward(tape2, wrong_mask, ForwardOptions{}),
+                         doctest::Contains("x1_mask"), Error);
+  }
+}
+
+TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's dimensions") {
+  for (const ModelInfo& m : all_models()) {
+    if (std::find(std::begin(kModels), std::end(kModels), m.name) == std::end(kModels)) continue;
+    INFO(cat(m.name));
+    CHECK(m.default_config.at("embedding") == 64);
+    CHECK(m.default_config.at("hidden") == 128);
+    CHECK(m.train_defaults.at("optimizer") == "adam");
+    CHECK(m.train_defaults.at("clip_value") == 10);
+    if (has_memory(m.name)) {
+      CHECK(m.default_config.at("word_size") == 64);
+      CHECK(m.default_config.at("memory_slots") == (m.name == "dnc" ? 32 : 16));
+      CHECK(m.default_config.at("read_heads") == 1);
+    }
+    CHECK_THROWS_WITH_AS(m.create({{"hiden", 3}}, DType::f32, 1), doctest::Contains("hiden"),
+                         Error);
+    auto model = m.create(nlohmann::json::object(), DType::f32, 1);
+    MESSAGE(m.name, ": ", model->params().count(), " parameters at the paper's dimensions");
+    auto set = m.create({{"output", "set"}}, DType::f32, 1);
+    MESSAGE(m.name, " (set output): ", set->params().count(), " parameters");
+  }
+}
