@@ -35,9 +35,6 @@ double norm(const Tensor& t) {
 }
 }  // namespace
 
-const Tensor& Var::value() const { return tape->value(id); }
-const Shape& Var::shape() const { return tape->value(id).shape(); }
-DType Var::dtype() const { return tape->value(id).dtype(); }
 Tensor Var::grad() const { return tape->has_grad(id) ? tape->grad(id) : Tensor(); }
 
 Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {

@@ -146,6 +146,10 @@ class Tape {
   bool detect_anomaly_ = false;
 };
 
+inline const Tensor& Var::value() const { return tape->value(id); }
+inline const Shape& Var::shape() const { return tape->value(id).shape(); }
+inline DType Var::dtype() const { return tape->value(id).dtype(); }
+
 // Turns recording of gradients off for its lifetime (evaluation, straight-through pieces).
 class NoGradScope {
  public:

@@ -25,12 +25,6 @@ Shape Shape::of(const int64_t* d, int r) {
   return s;
 }
 
-int64_t Shape::numel() const {
-  int64_t n = 1;
-  for (int i = 0; i < rank; ++i) n *= dims[i];
-  return n;
-}
-
 bool Shape::operator==(const Shape& o) const {
   if (rank != o.rank) return false;
   for (int i = 0; i < rank; ++i)

@@ -40,7 +40,11 @@ struct Shape {
   Shape(std::initializer_list<int64_t> d);
   static Shape of(const int64_t* d, int rank);
 
-  int64_t numel() const;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= dims[size_t(i)];
+    return n;
+  }
   // Negative indices count from the end, as in numpy: shape[-1] is the last dim.
   int64_t operator[](int i) const { return dims[i < 0 ? rank + i : i]; }
   int64_t& operator[](int i) { return dims[i < 0 ? rank + i : i]; }

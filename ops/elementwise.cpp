@@ -162,7 +162,9 @@ void unary_backward(Tape& tape, NodeId id) {
   MG_DISPATCH(y.dtype(), T, {
     const T *px = x.data<T>(), *py = y.data<T>(), *g = tape.grad(id).data<T>();
     T* gx = tape.grad(ix).data<T>();
-    for (int64_t i = 0; i < y.numel(); ++i) gx[i] += g[i] * Rule::df(px[i], py[i], n.reals[0], n.reals[1]);
+    const int64_t count = y.numel();
+    const double p0 = n.reals[0], p1 = n.reals[1];
+    for (int64_t i = 0; i < count; ++i) gx[i] += g[i] * Rule::df(px[i], py[i], p0, p1);
   });
 }
 
@@ -174,7 +176,8 @@ Var unary(const OpDef& op, Var x, double p0 = 0, double p1 = 0) {
   MG_DISPATCH(x.dtype(), T, {
     const T* px = x.value().data<T>();
     T* py = x.tape->value(y.id).data<T>();
-    for (int64_t i = 0; i < x.value().numel(); ++i) py[i] = Rule::f(px[i], p0, p1);
+    const int64_t count = x.value().numel();
+    for (int64_t i = 0; i < count; ++i) py[i] = Rule::f(px[i], p0, p1);
   });
   return y;
 }
