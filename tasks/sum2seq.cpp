@@ -8,7 +8,9 @@ namespace memgrad::sum2seq {
 void make_batch(Rng& rng, int64_t size, int lmax, DType dtype, Batch& batch) {
   MG_CHECK(size >= 1, "sum2seq: batch size must be at least 1, got ", size);
   MG_CHECK(lmax >= 1, "sum2seq: Lmax must be at least 1, got ", lmax);
-  std::vector<int> lengths(static_cast<size_t>(size));
+  // Scratch reused across calls (per thread), so a steady-state step allocates nothing here.
+  thread_local std::vector<int> lengths, a, b;
+  lengths.resize(static_cast<size_t>(size));
   int longest = 1;
   for (auto& l : lengths) {
     l = 1 + int(rng.below(uint64_t(lmax)));
@@ -21,7 +23,8 @@ void make_batch(Rng& rng, int64_t size, int lmax, DType dtype, Batch& batch) {
   Tensor& m2 = batch.field("x2_mask", shape, dtype);
   Tensor& y = batch.field("y", shape, dtype);
   Tensor& ym = batch.field("y_mask", shape, dtype);
-  std::vector<int> a(static_cast<size_t>(longest)), b(static_cast<size_t>(longest));
+  a.resize(static_cast<size_t>(longest));
+  b.resize(static_cast<size_t>(longest));
   for (int64_t s = 0; s < size; ++s) {
     const int len = lengths[size_t(s)];
     for (int i = 0; i < len; ++i) a[size_t(i)] = 1 + int(rng.below(kMaxToken));
