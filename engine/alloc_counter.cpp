@@ -31,7 +31,9 @@ uint64_t heap_allocations() { return g_allocations.load(std::memory_order_relaxe
 void* operator new(std::size_t size) { return counted_alloc(size); }
 void* operator new[](std::size_t size) { return counted_alloc(size); }
 void* operator new(std::size_t size, std::align_val_t a) { return counted_aligned_alloc(size, a); }
-void* operator new[](std::size_t size, std::align_val_t a) { return counted_aligned_alloc(size, a); }
+void* operator new[](std::size_t size, std::align_val_t a) {
+  return counted_aligned_alloc(size, a);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }

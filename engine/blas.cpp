@@ -19,13 +19,13 @@ constexpr int64_t kRowBlock = 64;
 
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
                int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
 
 }  // namespace
@@ -65,8 +65,9 @@ void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t 
               c + i * stride_c, n);
   };
   if (k == 0 || batch * m * n * k < kParallelFlops) {
-    for (int64_t i = 0; i < batch; ++i) gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a,
-                                             lda, b + i * stride_b, ldb, beta, c + i * stride_c, n);
+    for (int64_t i = 0; i < batch; ++i)
+      gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b, ldb, beta,
+           c + i * stride_c, n);
     return;
   }
   parallel_for_each(batch, one);

@@ -84,7 +84,8 @@ TensorFile load_safetensors(const std::string& path) {
            bytes.size(), " (truncated or not a safetensors file)");
   nlohmann::ordered_json header;  // ordered: tensors come back in file order
   try {
-    header = nlohmann::ordered_json::parse(bytes.begin() + 8, bytes.begin() + 8 + std::ptrdiff_t(n));
+    header =
+        nlohmann::ordered_json::parse(bytes.begin() + 8, bytes.begin() + 8 + std::ptrdiff_t(n));
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": corrupt header: ", e.what());
   }
@@ -98,7 +99,8 @@ TensorFile load_safetensors(const std::string& path) {
     if (name == "__metadata__") {
       MG_CHECK(e.is_object(), path, ": __metadata__ must be an object of strings");
       for (auto m = e.begin(); m != e.end(); ++m) {
-        MG_CHECK(m.value().is_string(), path, ": __metadata__ value '", m.key(), "' is not a string");
+        MG_CHECK(m.value().is_string(), path, ": __metadata__ value '", m.key(),
+                 "' is not a string");
         file.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
@@ -124,8 +126,8 @@ TensorFile load_safetensors(const std::string& path) {
     MG_CHECK(off[0].is_number_unsigned() && off[1].is_number_unsigned(), path, ": tensor '", name,
              "': data_offsets must be non-negative integers");
     const size_t begin = off[0].get<size_t>(), end = off[1].get<size_t>();
-    MG_CHECK(begin <= end && end <= data_size, path, ": tensor '", name, "': data_offsets [",
-             begin, ", ", end, "] outside the ", data_size, " data bytes (truncated file?)");
+    MG_CHECK(begin <= end && end <= data_size, path, ": tensor '", name, "': data_offsets [", begin,
+             ", ", end, "] outside the ", data_size, " data bytes (truncated file?)");
     MG_CHECK(end - begin == size_t(shape.numel()) * dtype_size(dtype), path, ": tensor '", name,
              "': ", end - begin, " bytes for shape ", shape, " of ", dtype_name(dtype));
     Tensor t = Tensor::empty(shape, dtype);
@@ -174,7 +176,8 @@ void load_parameters(const TensorFile& file, ParameterSet& params, const std::st
   }
   const std::string text = problems.str();
   MG_CHECK(text.empty(), source, " does not match the model:", text);
-  for (size_t i = 0; i < params.size(); ++i) params[i].value.copy_from(*file.find(prefix + params[i].name));
+  for (size_t i = 0; i < params.size(); ++i)
+    params[i].value.copy_from(*file.find(prefix + params[i].name));
 }
 
 }  // namespace memgrad

@@ -19,9 +19,10 @@ template <class... Parts>
   throw Error(out.str());
 }
 
-// Throws Error(parts...) unless cond holds. Cheap when it holds: the message is built only on failure.
-#define MG_CHECK(cond, ...)              \
-  do {                                   \
+// Throws Error(parts...) unless cond holds. Cheap when it holds: the message is built only on
+// failure.
+#define MG_CHECK(cond, ...)                    \
+  do {                                         \
     if (!(cond)) ::memgrad::fail(__VA_ARGS__); \
   } while (0)
 

@@ -27,8 +27,7 @@ bool all_finite(const Tensor& t) {
 
 void compare(double analytic, double numeric, const GradCheckOptions& opts, InputReport& rep) {
   const double abs_err = std::fabs(analytic - numeric);
-  const double rel_err =
-      abs_err / std::max({std::fabs(analytic), std::fabs(numeric), kRelFloor});
+  const double rel_err = abs_err / std::max({std::fabs(analytic), std::fabs(numeric), kRelFloor});
   rep.max_abs_err = std::max(rep.max_abs_err, abs_err);
   rep.max_rel_err = std::max(rep.max_rel_err, rel_err);
   if (!(abs_err <= opts.atol + opts.rtol * std::fabs(numeric))) rep.passed = false;
@@ -126,9 +125,11 @@ GradCheckResult check_gradients(const std::string& name, const std::vector<GradI
       for (int64_t j = 0; j < values[i].numel(); ++j) {
         const double saved = x[j];
         x[j] = saved + opts.eps;
-        const double f_plus = project(rebuild(tape, values, inputs, build, vars).value(), projection);
+        const double f_plus =
+            project(rebuild(tape, values, inputs, build, vars).value(), projection);
         x[j] = saved - opts.eps;
-        const double f_minus = project(rebuild(tape, values, inputs, build, vars).value(), projection);
+        const double f_minus =
+            project(rebuild(tape, values, inputs, build, vars).value(), projection);
         x[j] = saved;
         const double numeric = (f_plus - f_minus) / (2 * opts.eps);
         compare(a[j], numeric, opts, rep);

@@ -22,8 +22,8 @@
 namespace memgrad {
 
 struct GradInput {
-  Tensor value;               // float64
-  bool differentiable = true; // false for indices, masks, targets
+  Tensor value;                // float64
+  bool differentiable = true;  // false for indices, masks, targets
 };
 
 using GraphBuilder = std::function<Var(Tape&, std::span<const Var>)>;
@@ -48,7 +48,8 @@ struct GradCheckResult {
   double max_abs_err = 0;
   double max_rel_err = 0;
   bool passed = true;
-  std::string message;  // why it failed beyond tolerance: non-finite output, broken invariant, error
+  std::string
+      message;  // why it failed beyond tolerance: non-finite output, broken invariant, error
   std::vector<InputReport> inputs;  // one per input (non-differentiable ones stay empty)
 };
 
@@ -84,10 +85,10 @@ std::vector<std::string> ops_without_grad_case();
 #define MG_CONCAT_INNER(a, b) a##b
 #define MG_CONCAT(a, b) MG_CONCAT_INNER(a, b)
 // MG_GRAD_CASE({...GradCase fields...}); at namespace scope in the op's own file.
-#define MG_GRAD_CASE(...)                                                          \
-  static const bool MG_CONCAT(kGradCase_, __LINE__) = [] {                         \
-    ::memgrad::register_grad_case(::memgrad::GradCase __VA_ARGS__);                \
-    return true;                                                                   \
+#define MG_GRAD_CASE(...)                                           \
+  static const bool MG_CONCAT(kGradCase_, __LINE__) = [] {          \
+    ::memgrad::register_grad_case(::memgrad::GradCase __VA_ARGS__); \
+    return true;                                                    \
   }()
 
 // Random float64 tensor, uniform in [lo, hi): a helper for case generators.

@@ -18,6 +18,7 @@ struct OpDef {
 const std::vector<const OpDef*>& all_ops();
 
 // MG_OP(add) defines `static const OpDef kOp_add{"add"}` in the current file.
-#define MG_OP(ident) static const ::memgrad::OpDef kOp_##ident{#ident}
+#define MG_OP(ident) \
+  static const ::memgrad::OpDef kOp_##ident { #ident }
 
 }  // namespace memgrad

@@ -27,7 +27,8 @@ class ParameterSet {
   // Creates a zero-initialised parameter. Names must be unique.
   Parameter& add(const std::string& name, const Shape& shape);
   // Initialisers (draws from rng in element order).
-  Parameter& add_uniform(const std::string& name, const Shape& shape, double lo, double hi, Rng& rng);
+  Parameter& add_uniform(const std::string& name, const Shape& shape, double lo, double hi,
+                         Rng& rng);
   Parameter& add_normal(const std::string& name, const Shape& shape, double stddev, Rng& rng);
   // Glorot/Xavier uniform over a [fan_in, fan_out] matrix.
   Parameter& add_glorot(const std::string& name, const Shape& shape, Rng& rng);

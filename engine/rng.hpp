@@ -1,6 +1,6 @@
 // Seeded, counter-based randomness. A stream is a pure function of (seed, key): the same key always
-// gives the same numbers, so a stochastic op's noise can be replayed (gradient checks, exact resume)
-// and no generator state is shared between threads.
+// gives the same numbers, so a stochastic op's noise can be replayed (gradient checks, exact
+// resume) and no generator state is shared between threads.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -17,7 +17,8 @@ inline uint64_t mix64(uint64_t x) {
 
 class Rng {
  public:
-  explicit Rng(uint64_t seed = 0, uint64_t key = 0) : state_(mix64(seed) ^ mix64(key * 0xd1b54a32d192ed03ULL + 1)) {}
+  explicit Rng(uint64_t seed = 0, uint64_t key = 0)
+      : state_(mix64(seed) ^ mix64(key * 0xd1b54a32d192ed03ULL + 1)) {}
 
   uint64_t next_u64() { return mix64(state_++); }
   // Uniform in [0, 1), 53 random bits.

@@ -209,20 +209,19 @@ Rng Tape::noise_stream() {
 
 void Tape::print(std::ostream& out) const {
   out << std::left << std::setw(6) << "node" << std::setw(22) << "op" << std::setw(16) << "shape"
-      << std::setw(18) << "inputs" << std::setw(14) << "|value|" << "|grad|\n";
+      << std::setw(18) << "inputs" << std::setw(14) << "|value|"
+      << "|grad|\n";
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     std::string ins;
-    for (int k = 0; k < n.num_inputs; ++k)
-    {
+    for (int k = 0; k < n.num_inputs; ++k) {
       if (k) ins += ',';
       ins += std::to_string(inputs_[size_t(n.inputs_begin + k)]);
     }
     std::string name = n.op->name;
     if (n.param) name.append(":").append(n.param->name);
-    out << std::setw(6) << i << std::setw(22) << name << std::setw(16)
-        << values_[i].shape().str() << std::setw(18) << ins << std::setw(14)
-        << norm(values_[i]);
+    out << std::setw(6) << i << std::setw(22) << name << std::setw(16) << values_[i].shape().str()
+        << std::setw(18) << ins << std::setw(14) << norm(values_[i]);
     if (grad_live_[i])
       out << norm(grads_[i]);
     else

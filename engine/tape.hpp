@@ -79,7 +79,9 @@ class Tape {
   }
   Node& node(NodeId id) { return nodes_[size_t(id)]; }
   const Node& node(NodeId id) const { return nodes_[size_t(id)]; }
-  NodeId input_id(NodeId id, int k) const { return inputs_[size_t(nodes_[size_t(id)].inputs_begin + k)]; }
+  NodeId input_id(NodeId id, int k) const {
+    return inputs_[size_t(nodes_[size_t(id)].inputs_begin + k)];
+  }
   Var input_var(NodeId id, int k) { return Var{this, input_id(id, k)}; }
   Tensor& value(NodeId id) { return values_[size_t(id)]; }
   const Tensor& value(NodeId id) const { return values_[size_t(id)]; }
@@ -153,7 +155,9 @@ inline DType Var::dtype() const { return tape->value(id).dtype(); }
 // Turns recording of gradients off for its lifetime (evaluation, straight-through pieces).
 class NoGradScope {
  public:
-  explicit NoGradScope(Tape& tape) : tape_(tape), was_(tape.grad_enabled()) { tape.set_grad_enabled(false); }
+  explicit NoGradScope(Tape& tape) : tape_(tape), was_(tape.grad_enabled()) {
+    tape.set_grad_enabled(false);
+  }
   ~NoGradScope() { tape_.set_grad_enabled(was_); }
 
  private:

@@ -43,7 +43,8 @@ std::string Shape::str() const {
 std::ostream& operator<<(std::ostream& out, const Shape& s) { return out << s.str(); }
 
 Storage::Storage(size_t bytes) {
-  // 64-byte alignment suits AVX-512 loads and keeps rows of different tensors off shared cache lines.
+  // 64-byte alignment suits AVX-512 loads and keeps rows of different tensors off shared cache
+  // lines.
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
   data = std::aligned_alloc(64, rounded);
@@ -144,10 +145,10 @@ void Tensor::copy_from(const Tensor& src) {
     return;
   }
   MG_DISPATCH(dtype_, T, MG_DISPATCH(src.dtype_, S, {
-    const S* s = src.data<S>();
-    T* d = data<T>();
-    for (int64_t i = 0; i < numel(); ++i) d[i] = T(s[i]);
-  }));
+                const S* s = src.data<S>();
+                T* d = data<T>();
+                for (int64_t i = 0; i < numel(); ++i) d[i] = T(s[i]);
+              }));
 }
 
 void Tensor::reshape_reuse(const Shape& shape, DType dtype) {

@@ -20,15 +20,15 @@ inline const char* dtype_name(DType t) { return t == DType::f32 ? "float32" : "f
 
 // Runs `body` with T bound to the C++ element type of `dtype`. Kernels are templates on T; model
 // code never is.
-#define MG_DISPATCH(dtype, T, ...)   \
-  do {                               \
+#define MG_DISPATCH(dtype, T, ...)          \
+  do {                                      \
     if ((dtype) == ::memgrad::DType::f32) { \
-      using T = float;               \
-      __VA_ARGS__;                   \
-    } else {                         \
-      using T = double;              \
-      __VA_ARGS__;                   \
-    }                                \
+      using T = float;                      \
+      __VA_ARGS__;                          \
+    } else {                                \
+      using T = double;                     \
+      __VA_ARGS__;                          \
+    }                                       \
   } while (0)
 
 struct Shape {

@@ -18,7 +18,9 @@ namespace memgrad {
 // values, so it is off (null) in training and costs nothing then.
 struct Trace {
   std::vector<std::pair<std::string, Tensor>> entries;  // in recording order, e.g. "t3/write_gate"
-  void record(const std::string& name, const Tensor& value) { entries.emplace_back(name, value.clone()); }
+  void record(const std::string& name, const Tensor& value) {
+    entries.emplace_back(name, value.clone());
+  }
 };
 
 struct ForwardOptions {

@@ -8,6 +8,7 @@
 
 namespace memgrad {
 
-std::vector<GradCheckResult> check_model_gradients(const ModelInfo& model, bool keep_values = false);
+std::vector<GradCheckResult> check_model_gradients(const ModelInfo& model,
+                                                   bool keep_values = false);
 
 }  // namespace memgrad

@@ -8,11 +8,11 @@
 namespace memgrad {
 
 struct BroadcastPlan {
-  Shape out;                       // rank 4, padded on the left with 1s
-  std::array<int64_t, 4> stride_a; // element strides of a and b in the padded out-index space
-  std::array<int64_t, 4> stride_b; // (0 where the input is stretched)
-  Shape result;                    // the output shape with its natural rank
-  bool same = false;               // a, b and out all have the same shape: flat loops
+  Shape out;                        // rank 4, padded on the left with 1s
+  std::array<int64_t, 4> stride_a;  // element strides of a and b in the padded out-index space
+  std::array<int64_t, 4> stride_b;  // (0 where the input is stretched)
+  Shape result;                     // the output shape with its natural rank
+  bool same = false;                // a, b and out all have the same shape: flat loops
 };
 
 BroadcastPlan plan_broadcast(const char* op, const Shape& a, const Shape& b);

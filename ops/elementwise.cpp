@@ -32,29 +32,74 @@ MG_OP(where);
 // ---------------------------------------------------------------- binary: z = f(a, b)
 // da and db are dz/da and dz/db at one element.
 struct AddRule {
-  template <class T> static T f(T a, T b) { return a + b; }
-  template <class T> static T da(T, T, T) { return T(1); }
-  template <class T> static T db(T, T, T) { return T(1); }
+  template <class T>
+  static T f(T a, T b) {
+    return a + b;
+  }
+  template <class T>
+  static T da(T, T, T) {
+    return T(1);
+  }
+  template <class T>
+  static T db(T, T, T) {
+    return T(1);
+  }
 };
 struct SubRule {
-  template <class T> static T f(T a, T b) { return a - b; }
-  template <class T> static T da(T, T, T) { return T(1); }
-  template <class T> static T db(T, T, T) { return T(-1); }
+  template <class T>
+  static T f(T a, T b) {
+    return a - b;
+  }
+  template <class T>
+  static T da(T, T, T) {
+    return T(1);
+  }
+  template <class T>
+  static T db(T, T, T) {
+    return T(-1);
+  }
 };
 struct MulRule {
-  template <class T> static T f(T a, T b) { return a * b; }
-  template <class T> static T da(T, T b, T) { return b; }
-  template <class T> static T db(T a, T, T) { return a; }
+  template <class T>
+  static T f(T a, T b) {
+    return a * b;
+  }
+  template <class T>
+  static T da(T, T b, T) {
+    return b;
+  }
+  template <class T>
+  static T db(T a, T, T) {
+    return a;
+  }
 };
 struct DivRule {
-  template <class T> static T f(T a, T b) { return a / b; }
-  template <class T> static T da(T, T b, T) { return T(1) / b; }
-  template <class T> static T db(T, T b, T z) { return -z / b; }
+  template <class T>
+  static T f(T a, T b) {
+    return a / b;
+  }
+  template <class T>
+  static T da(T, T b, T) {
+    return T(1) / b;
+  }
+  template <class T>
+  static T db(T, T b, T z) {
+    return -z / b;
+  }
 };
 struct PreluRule {  // a = x, b = slope
-  template <class T> static T f(T x, T s) { return x > T(0) ? x : s * x; }
-  template <class T> static T da(T x, T s, T) { return x > T(0) ? T(1) : s; }
-  template <class T> static T db(T x, T, T) { return x > T(0) ? T(0) : x; }
+  template <class T>
+  static T f(T x, T s) {
+    return x > T(0) ? x : s * x;
+  }
+  template <class T>
+  static T da(T x, T s, T) {
+    return x > T(0) ? T(1) : s;
+  }
+  template <class T>
+  static T db(T x, T, T) {
+    return x > T(0) ? T(0) : x;
+  }
 };
 
 template <class Rule>
@@ -86,7 +131,8 @@ Var binary(const OpDef& op, Var a, Var b) {
   MG_DISPATCH(a.dtype(), T, {
     const T *pa = a.value().data<T>(), *pb = b.value().data<T>();
     T* pz = a.tape->value(z.id).data<T>();
-    for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) { pz[o] = Rule::f(pa[i], pb[j]); });
+    for_each_broadcast(plan,
+                       [&](int64_t o, int64_t i, int64_t j) { pz[o] = Rule::f(pa[i], pb[j]); });
   });
   return z;
 }
@@ -94,63 +140,127 @@ Var binary(const OpDef& op, Var a, Var b) {
 // ---------------------------------------------------------------- unary: y = f(x; p0, p1)
 // p0, p1 are the op's scalar arguments (exponent, clamp bounds), saved in the node.
 struct NegRule {
-  template <class T> static T f(T x, double, double) { return -x; }
-  template <class T> static T df(T, T, double, double) { return T(-1); }
+  template <class T>
+  static T f(T x, double, double) {
+    return -x;
+  }
+  template <class T>
+  static T df(T, T, double, double) {
+    return T(-1);
+  }
 };
 struct ExpRule {
-  template <class T> static T f(T x, double, double) { return std::exp(x); }
-  template <class T> static T df(T, T y, double, double) { return y; }
+  template <class T>
+  static T f(T x, double, double) {
+    return std::exp(x);
+  }
+  template <class T>
+  static T df(T, T y, double, double) {
+    return y;
+  }
 };
 struct LogRule {
-  template <class T> static T f(T x, double, double) { return std::log(x); }
-  template <class T> static T df(T x, T, double, double) { return T(1) / x; }
+  template <class T>
+  static T f(T x, double, double) {
+    return std::log(x);
+  }
+  template <class T>
+  static T df(T x, T, double, double) {
+    return T(1) / x;
+  }
 };
 struct SqrtRule {
-  template <class T> static T f(T x, double, double) { return std::sqrt(x); }
-  template <class T> static T df(T, T y, double, double) { return T(0.5) / y; }
+  template <class T>
+  static T f(T x, double, double) {
+    return std::sqrt(x);
+  }
+  template <class T>
+  static T df(T, T y, double, double) {
+    return T(0.5) / y;
+  }
 };
 struct PowRule {
-  template <class T> static T f(T x, double p, double) { return std::pow(x, T(p)); }
-  template <class T> static T df(T x, T, double p, double) { return T(p) * std::pow(x, T(p - 1)); }
+  template <class T>
+  static T f(T x, double p, double) {
+    return std::pow(x, T(p));
+  }
+  template <class T>
+  static T df(T x, T, double p, double) {
+    return T(p) * std::pow(x, T(p - 1));
+  }
 };
 struct SigmoidRule {
-  template <class T> static T f(T x, double, double) {
+  template <class T>
+  static T f(T x, double, double) {
     // Two branches keep exp's argument non-positive: no overflow for large |x|.
     if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
     const T e = std::exp(x);
     return e / (T(1) + e);
   }
-  template <class T> static T df(T, T y, double, double) { return y * (T(1) - y); }
+  template <class T>
+  static T df(T, T y, double, double) {
+    return y * (T(1) - y);
+  }
 };
 struct TanhRule {
-  template <class T> static T f(T x, double, double) { return std::tanh(x); }
-  template <class T> static T df(T, T y, double, double) { return T(1) - y * y; }
+  template <class T>
+  static T f(T x, double, double) {
+    return std::tanh(x);
+  }
+  template <class T>
+  static T df(T, T y, double, double) {
+    return T(1) - y * y;
+  }
 };
 struct ReluRule {
-  template <class T> static T f(T x, double, double) { return x > T(0) ? x : T(0); }
-  template <class T> static T df(T x, T, double, double) { return x > T(0) ? T(1) : T(0); }
+  template <class T>
+  static T f(T x, double, double) {
+    return x > T(0) ? x : T(0);
+  }
+  template <class T>
+  static T df(T x, T, double, double) {
+    return x > T(0) ? T(1) : T(0);
+  }
 };
 struct SoftplusRule {
-  template <class T> static T f(T x, double, double) {
+  template <class T>
+  static T f(T x, double, double) {
     return std::max(x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
   }
-  template <class T> static T df(T x, T, double, double) { return SigmoidRule::f(x, 0, 0); }
+  template <class T>
+  static T df(T x, T, double, double) {
+    return SigmoidRule::f(x, 0, 0);
+  }
 };
 struct ClampRule {
-  template <class T> static T f(T x, double lo, double hi) {
+  template <class T>
+  static T f(T x, double lo, double hi) {
     return x < T(lo) ? T(lo) : (x > T(hi) ? T(hi) : x);
   }
-  template <class T> static T df(T x, T, double lo, double hi) {
+  template <class T>
+  static T df(T x, T, double lo, double hi) {
     return (x > T(lo) && x < T(hi)) ? T(1) : T(0);
   }
 };
 struct ScaleRule {
-  template <class T> static T f(T x, double c, double) { return T(c) * x; }
-  template <class T> static T df(T, T, double c, double) { return T(c); }
+  template <class T>
+  static T f(T x, double c, double) {
+    return T(c) * x;
+  }
+  template <class T>
+  static T df(T, T, double c, double) {
+    return T(c);
+  }
 };
 struct AddScalarRule {
-  template <class T> static T f(T x, double c, double) { return x + T(c); }
-  template <class T> static T df(T, T, double, double) { return T(1); }
+  template <class T>
+  static T f(T x, double c, double) {
+    return x + T(c);
+  }
+  template <class T>
+  static T df(T, T, double, double) {
+    return T(1);
+  }
 };
 
 template <class Rule>
@@ -258,7 +368,10 @@ using Build1 = std::function<Var(Var)>;
 // Every binary op on: equal shapes, a row bias [D] against [B,T,D], a column scale [N,1] against
 // [N,D], a scalar [1], and batch 1. Divisors are kept in [0.5, 2] (away from 0).
 void register_binary(const char* op, Build2 f, double b_lo, double b_hi) {
-  struct ShapePair { const char* label; Shape a, b; };
+  struct ShapePair {
+    const char* label;
+    Shape a, b;
+  };
   const ShapePair shapes[] = {{"same", {3, 4}, {3, 4}},
                               {"row-broadcast", {2, 3, 4}, {4}},
                               {"column-broadcast", {5, 3}, {5, 1}},
@@ -267,10 +380,11 @@ void register_binary(const char* op, Build2 f, double b_lo, double b_hi) {
   for (const ShapePair& s : shapes) {
     register_grad_case({.op = op,
                         .name = std::string(op) + "/" + s.label,
-                        .make_inputs = [s, b_lo, b_hi](Rng& r) {
-                          return std::vector<GradInput>{{random_tensor(r, s.a)},
-                                                        {random_tensor(r, s.b, b_lo, b_hi)}};
-                        },
+                        .make_inputs =
+                            [s, b_lo, b_hi](Rng& r) {
+                              return std::vector<GradInput>{{random_tensor(r, s.a)},
+                                                            {random_tensor(r, s.b, b_lo, b_hi)}};
+                            },
                         .build = [f](Tape&, std::span<const Var> v) { return f(v[0], v[1]); }});
   }
 }
@@ -279,13 +393,13 @@ void register_binary(const char* op, Build2 f, double b_lo, double b_hi) {
 void register_unary(const char* op, Build1 f, double lo, double hi, const char* note = "") {
   const Shape shapes[] = {{3, 5}, {1, 2, 3}};
   for (const Shape& s : shapes)
-    register_grad_case({.op = op,
-                        .name = std::string(op) + "/" + s.str(),
-                        .make_inputs = [s, lo, hi](Rng& r) {
-                          return std::vector<GradInput>{{random_tensor(r, s, lo, hi)}};
-                        },
-                        .build = [f](Tape&, std::span<const Var> v) { return f(v[0]); },
-                        .note = note});
+    register_grad_case(
+        {.op = op,
+         .name = std::string(op) + "/" + s.str(),
+         .make_inputs =
+             [s, lo, hi](Rng& r) { return std::vector<GradInput>{{random_tensor(r, s, lo, hi)}}; },
+         .build = [f](Tape&, std::span<const Var> v) { return f(v[0]); },
+         .note = note});
 }
 
 // Values in [lo, hi) kept at least `gap` away from every point in `kinks` (non-differentiable
@@ -305,61 +419,73 @@ const bool kElementwiseCases = [] {
   register_binary("sub", sub, -1, 1);
   register_binary("mul", mul, -1, 1);
   register_binary("div", div, 0.5, 2);
-  register_unary("neg", [](Var x) { return neg(x); }, -2, 2);
-  register_unary("exp", [](Var x) { return exp(x); }, -2, 2);
-  register_unary("log", [](Var x) { return log(x); }, 0.2, 3, "inputs in [0.2, 3): log needs x > 0");
-  register_unary("sqrt", [](Var x) { return sqrt(x); }, 0.2, 3, "inputs in [0.2, 3)");
-  register_unary("pow", [](Var x) { return pow(x, 2.5); }, 0.2, 3, "x^2.5 on [0.2, 3)");
-  register_unary("sigmoid", [](Var x) { return sigmoid(x); }, -4, 4);
-  register_unary("tanh", [](Var x) { return tanh(x); }, -3, 3);
-  register_unary("softplus", [](Var x) { return softplus(x); }, -5, 5);
-  register_unary("scale", [](Var x) { return scale(x, -1.7); }, -2, 2);
-  register_unary("add_scalar", [](Var x) { return add_scalar(x, 0.3); }, -2, 2);
+  register_unary(
+      "neg", [](Var x) { return neg(x); }, -2, 2);
+  register_unary(
+      "exp", [](Var x) { return exp(x); }, -2, 2);
+  register_unary(
+      "log", [](Var x) { return log(x); }, 0.2, 3, "inputs in [0.2, 3): log needs x > 0");
+  register_unary(
+      "sqrt", [](Var x) { return sqrt(x); }, 0.2, 3, "inputs in [0.2, 3)");
+  register_unary(
+      "pow", [](Var x) { return pow(x, 2.5); }, 0.2, 3, "x^2.5 on [0.2, 3)");
+  register_unary(
+      "sigmoid", [](Var x) { return sigmoid(x); }, -4, 4);
+  register_unary(
+      "tanh", [](Var x) { return tanh(x); }, -3, 3);
+  register_unary(
+      "softplus", [](Var x) { return softplus(x); }, -5, 5);
+  register_unary(
+      "scale", [](Var x) { return scale(x, -1.7); }, -2, 2);
+  register_unary(
+      "add_scalar", [](Var x) { return add_scalar(x, 0.3); }, -2, 2);
   for (const Shape& s : {Shape{3, 5}, Shape{1, 4}}) {
-    register_grad_case({.op = "relu",
-                        .name = "relu/" + s.str(),
-                        .make_inputs = [s](Rng& r) {
-                          return std::vector<GradInput>{{away_from(r, s, -2, 2, {0.0}, 0.05)}};
-                        },
-                        .build = [](Tape&, std::span<const Var> v) { return relu(v[0]); },
-                        .note = "inputs kept 0.05 away from 0, where relu has no derivative"});
-    register_grad_case({.op = "clamp",
-                        .name = "clamp/" + s.str(),
-                        .make_inputs = [s](Rng& r) {
-                          return std::vector<GradInput>{
-                              {away_from(r, s, -2, 2, {-0.5, 0.8}, 0.05)}};
-                        },
-                        .build = [](Tape&, std::span<const Var> v) { return clamp(v[0], -0.5, 0.8); },
-                        .note = "inputs kept 0.05 away from the bounds -0.5 and 0.8"});
+    register_grad_case(
+        {.op = "relu",
+         .name = "relu/" + s.str(),
+         .make_inputs =
+             [s](Rng& r) { return std::vector<GradInput>{{away_from(r, s, -2, 2, {0.0}, 0.05)}}; },
+         .build = [](Tape&, std::span<const Var> v) { return relu(v[0]); },
+         .note = "inputs kept 0.05 away from 0, where relu has no derivative"});
+    register_grad_case(
+        {.op = "clamp",
+         .name = "clamp/" + s.str(),
+         .make_inputs =
+             [s](Rng& r) {
+               return std::vector<GradInput>{{away_from(r, s, -2, 2, {-0.5, 0.8}, 0.05)}};
+             },
+         .build = [](Tape&, std::span<const Var> v) { return clamp(v[0], -0.5, 0.8); },
+         .note = "inputs kept 0.05 away from the bounds -0.5 and 0.8"});
   }
   for (const auto& [label, xs, ss] : {std::tuple{"shared-slope", Shape{3, 4}, Shape{1}},
-                                     std::tuple{"per-channel", Shape{2, 3, 4}, Shape{4}},
-                                     std::tuple{"batch1", Shape{1, 4}, Shape{4}}}) {
+                                      std::tuple{"per-channel", Shape{2, 3, 4}, Shape{4}},
+                                      std::tuple{"batch1", Shape{1, 4}, Shape{4}}}) {
     register_grad_case({.op = "prelu",
                         .name = std::string("prelu/") + label,
-                        .make_inputs = [xs, ss](Rng& r) {
-                          return std::vector<GradInput>{{away_from(r, xs, -2, 2, {0.0}, 0.05)},
-                                                        {random_tensor(r, ss, 0.05, 0.5)}};
-                        },
+                        .make_inputs =
+                            [xs, ss](Rng& r) {
+                              return std::vector<GradInput>{{away_from(r, xs, -2, 2, {0.0}, 0.05)},
+                                                            {random_tensor(r, ss, 0.05, 0.5)}};
+                            },
                         .build = [](Tape&, std::span<const Var> v) { return prelu(v[0], v[1]); },
                         .note = "x kept 0.05 away from 0"});
   }
   for (const auto& [label, ms, bs] : {std::tuple{"same", Shape{3, 4}, Shape{3, 4}},
-                                     std::tuple{"column-mask", Shape{3, 1}, Shape{1}},
-                                     std::tuple{"batch1", Shape{1, 4}, Shape{1, 4}}}) {
-    register_grad_case({.op = "where",
-                        .name = std::string("where/") + label,
-                        .make_inputs = [ms, bs](Rng& r) {
-                          Tensor mask = random_tensor(r, ms, 0, 1);
-                          for (int64_t i = 0; i < mask.numel(); ++i)
-                            mask.set(i, mask.at(i) < 0.5 ? 0.0 : 1.0);
-                          const Shape as = bs.rank == 1 && bs[0] == 1 ? Shape{3, 4} : bs;
-                          return std::vector<GradInput>{{mask, false},
-                                                        {random_tensor(r, as)},
-                                                        {random_tensor(r, bs)}};
-                        },
-                        .build = [](Tape&, std::span<const Var> v) { return where(v[0], v[1], v[2]); },
-                        .note = "the mask is data (0/1), not differentiated"});
+                                      std::tuple{"column-mask", Shape{3, 1}, Shape{1}},
+                                      std::tuple{"batch1", Shape{1, 4}, Shape{1, 4}}}) {
+    register_grad_case(
+        {.op = "where",
+         .name = std::string("where/") + label,
+         .make_inputs =
+             [ms, bs](Rng& r) {
+               Tensor mask = random_tensor(r, ms, 0, 1);
+               for (int64_t i = 0; i < mask.numel(); ++i) mask.set(i, mask.at(i) < 0.5 ? 0.0 : 1.0);
+               const Shape as = bs.rank == 1 && bs[0] == 1 ? Shape{3, 4} : bs;
+               return std::vector<GradInput>{
+                   {mask, false}, {random_tensor(r, as)}, {random_tensor(r, bs)}};
+             },
+         .build = [](Tape&, std::span<const Var> v) { return where(v[0], v[1], v[2]); },
+         .note = "the mask is data (0/1), not differentiated"});
   }
   return true;
 }();

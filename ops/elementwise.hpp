@@ -20,7 +20,7 @@ Var pow(Var x, double exponent);  // x must be > 0 unless the exponent is a whol
 Var sigmoid(Var x);
 Var tanh(Var x);
 Var relu(Var x);
-Var softplus(Var x);  // log(1 + e^x), computed without overflow
+Var softplus(Var x);                     // log(1 + e^x), computed without overflow
 Var clamp(Var x, double lo, double hi);  // gradient 1 strictly inside (lo, hi), 0 outside
 Var scale(Var x, double factor);         // factor * x
 Var add_scalar(Var x, double c);         // x + c

@@ -2,8 +2,8 @@
 #pragma once
 #include "ops/elementwise.hpp"
 #include "ops/linalg.hpp"
+#include "ops/memory.hpp"
 #include "ops/nn.hpp"
+#include "ops/random.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
-#include "ops/memory.hpp"
-#include "ops/random.hpp"

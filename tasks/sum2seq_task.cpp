@@ -112,7 +112,8 @@ class Sum2SeqTask : public Task {
     for (const auto& [name, t] : all.fields()) {
       Tensor& dst = part.field(name, Shape{n, longest}, t.dtype());
       for (int64_t b = 0; b < n; ++b)
-        for (int64_t i = 0; i < longest; ++i) dst.set(b * longest + i, t.at((start + b) * width + i));
+        for (int64_t i = 0; i < longest; ++i)
+          dst.set(b * longest + i, t.at((start + b) * width + i));
     }
     part.size = n;
   }

@@ -129,7 +129,8 @@ nlohmann::json bench_gemm(int reps, int threads) {
 int bench_ops(const Args& args) {
   const int threads = threads_option(args);
   const int reps = args.has("quick") ? 3 : 15;
-  nlohmann::json result = {{"threads", threads}, {"blas_core", blas_core_name()},
+  nlohmann::json result = {{"threads", threads},
+                           {"blas_core", blas_core_name()},
                            {"tape", bench_tape(reps)},
                            {"gemm", bench_gemm(std::max(3, reps / 3), threads)}};
   if (args.has("json")) {

@@ -12,9 +12,10 @@ namespace memgrad::cli {
 int cmd_eval(const Words& words) {
   Args args(words, {"json", "help"}, {"checkpoint", "threads", "data"});
   if (args.has("help")) {
-    std::puts("usage: memgrad eval --checkpoint DIR [--json] [--data DIR] [--threads N]\n\n"
-              "Rebuilds the run's task and model from DIR/config.json, loads\n"
-              "DIR/checkpoint.safetensors and prints the test metrics (a table, or JSON).");
+    std::puts(
+        "usage: memgrad eval --checkpoint DIR [--json] [--data DIR] [--threads N]\n\n"
+        "Rebuilds the run's task and model from DIR/config.json, loads\n"
+        "DIR/checkpoint.safetensors and prints the test metrics (a table, or JSON).");
     return 0;
   }
   threads_option(args);

@@ -11,7 +11,8 @@
 namespace memgrad::cli {
 namespace {
 
-const char* kHelp = R"(usage: memgrad gradcheck --op all|NAME [--verbose] [--json] [--list] [--threads N]
+const char* kHelp =
+    R"(usage: memgrad gradcheck --op all|NAME [--verbose] [--json] [--list] [--threads N]
        memgrad gradcheck --model all|NAME [--verbose] [--json]
 
 Checks gradients by central finite differences in float64: every registered case of the op
@@ -76,7 +77,8 @@ int check_models(const std::string& which, bool json, bool verbose) {
   nlohmann::json checks = nlohmann::json::array();
   int passed = 0, failed = 0;
   bool found = false;
-  if (!json) std::printf("%-34s %14s %14s  %s\n", "model/variant", "max abs err", "max rel err", "result");
+  if (!json)
+    std::printf("%-34s %14s %14s  %s\n", "model/variant", "max abs err", "max rel err", "result");
   for (const ModelInfo& m : all_models()) {
     if (which != "all" && which != m.name) continue;
     found = true;
@@ -102,10 +104,12 @@ int cmd_gradcheck(const Words& words) {
   }
   threads_option(args);
   if (args.has("list")) {
-    for (const GradCase& c : all_grad_cases()) std::printf("%-18s %s\n", c.op.c_str(), c.name.c_str());
+    for (const GradCase& c : all_grad_cases())
+      std::printf("%-18s %s\n", c.op.c_str(), c.name.c_str());
     return 0;
   }
-  if (auto model = args.get("model")) return check_models(*model, args.has("json"), args.has("verbose"));
+  if (auto model = args.get("model"))
+    return check_models(*model, args.has("json"), args.has("verbose"));
   const auto op = args.get("op");
   if (!op) throw UsageError("--op all|NAME or --model all|NAME is required (see --help)");
   std::vector<const GradCase*> selected;

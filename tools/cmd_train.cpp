@@ -116,10 +116,10 @@ int cmd_train(const Words& words) {
   const int64_t eval_every = flags["eval_every"].get<int64_t>();
   const bool quiet = flags["quiet"].get<bool>();
   if (!quiet)
-    std::fprintf(stderr, "training %s on %s: %lld steps (batch %lld, %lld parameters, %d threads) -> %s\n",
-                 rc.model.c_str(), rc.task.c_str(), (long long)total,
-                 (long long)trainer.batch_size(), (long long)trainer.model().params().count(),
-                 threads, dir.path.c_str());
+    std::fprintf(
+        stderr, "training %s on %s: %lld steps (batch %lld, %lld parameters, %d threads) -> %s\n",
+        rc.model.c_str(), rc.task.c_str(), (long long)total, (long long)trainer.batch_size(),
+        (long long)trainer.model().params().count(), threads, dir.path.c_str());
   std::signal(SIGINT, on_interrupt);
   Progress progress(start, total, log_every, quiet);
   double loss_sum = 0;
@@ -156,8 +156,10 @@ int cmd_train(const Words& words) {
       trainer.save_checkpoint(dir.checkpoint(), done);
     if (g_interrupted) {
       progress.finish();
-      std::fprintf(stderr, "interrupted: checkpoint saved at step %lld; continue with "
-                           "`memgrad train --resume %s`\n", (long long)done, dir.path.c_str());
+      std::fprintf(stderr,
+                   "interrupted: checkpoint saved at step %lld; continue with "
+                   "`memgrad train --resume %s`\n",
+                   (long long)done, dir.path.c_str());
       return 130;
     }
   }

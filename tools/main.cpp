@@ -19,7 +19,8 @@ struct Command {
 const Command kCommands[] = {
     {"train", memgrad::cli::cmd_train, "train a model on a task into a run directory"},
     {"eval", memgrad::cli::cmd_eval, "re-evaluate a saved run"},
-    {"gradcheck", memgrad::cli::cmd_gradcheck, "finite-difference gradient checks of ops and models"},
+    {"gradcheck", memgrad::cli::cmd_gradcheck,
+     "finite-difference gradient checks of ops and models"},
     {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},
     {"metrics", memgrad::cli::cmd_metrics, "multi-label metrics (AUC, AP, F1, P@k) of score files"},
 };

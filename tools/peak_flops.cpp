@@ -13,20 +13,19 @@ constexpr int kChains = 12;  // independent accumulators hide the FMA latency on
 
 // One timed loop of kChains independent FMA chains on SIMD type V; sets `seconds`. A macro rather
 // than a template because lambdas and templates do not inherit the caller's target attribute.
-#define MG_FMA_LOOP(V, set1, fmadd, add, store_t, seconds)                              \
-  do {                                                                                 \
-    V acc[kChains];                                                                    \
-    for (auto& a : acc) a = set1(1.0);                                                 \
-    const V m = set1(0.9999999), c = set1(1e-7);                                       \
-    const auto t0 = std::chrono::steady_clock::now();                                  \
-    for (long i = 0; i < kIters; ++i) {                                                \
-      _Pragma("GCC unroll 12") for (int k = 0; k < kChains; ++k) acc[k] =              \
-          fmadd(acc[k], m, c);                                                         \
-    }                                                                                  \
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); \
-    V sum = acc[0];                                                                    \
-    for (int k = 1; k < kChains; ++k) sum = add(sum, acc[k]);                          \
-    asm volatile("" : : "x"(sum));                                                     \
+#define MG_FMA_LOOP(V, set1, fmadd, add, store_t, seconds)                                     \
+  do {                                                                                         \
+    V acc[kChains];                                                                            \
+    for (auto& a : acc) a = set1(1.0);                                                         \
+    const V m = set1(0.9999999), c = set1(1e-7);                                               \
+    const auto t0 = std::chrono::steady_clock::now();                                          \
+    for (long i = 0; i < kIters; ++i) {                                                        \
+      _Pragma("GCC unroll 12") for (int k = 0; k < kChains; ++k) acc[k] = fmadd(acc[k], m, c); \
+    }                                                                                          \
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();    \
+    V sum = acc[0];                                                                            \
+    for (int k = 1; k < kChains; ++k) sum = add(sum, acc[k]);                                  \
+    asm volatile("" : : "x"(sum));                                                             \
   } while (0)
 
 __attribute__((target("avx512f"))) double avx512_gflops(bool f32) {

@@ -6,4 +6,4 @@
 namespace memgrad::cli {
 // GFLOP/s of one core for float32 (f32 = true) or float64.
 double measure_core_peak_gflops(bool f32);
-}
+}  // namespace memgrad::cli

@@ -17,8 +17,7 @@ Progress::Progress(int64_t start, int64_t total, int64_t line_every, bool quiet)
       last_done_(start) {}
 
 double Progress::steps_per_second() const {
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   return s > 0 ? double(last_done_ - start_) / s : 0.0;
 }
 

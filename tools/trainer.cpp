@@ -15,16 +15,11 @@ double ms_since(Clock::time_point t0) {
 }
 
 // Trainer keys every run has, with the values that mean "off"; a model's train_defaults override.
-const nlohmann::json kTrainBase = {{"optimizer", "adam"},
-                                   {"lr", 1e-3},
-                                   {"momentum", 0.0},
-                                   {"batch", 32},
-                                   {"iterations", 0},
-                                   {"epochs", 0},
-                                   {"clip_norm", 0.0},
-                                   {"clip_norm_per_param", 0.0},
-                                   {"clip_value", 0.0},
-                                   {"lr_halve_every_epochs", 0}};
+const nlohmann::json kTrainBase = {{"optimizer", "adam"}, {"lr", 1e-3},
+                                   {"momentum", 0.0},     {"batch", 32},
+                                   {"iterations", 0},     {"epochs", 0},
+                                   {"clip_norm", 0.0},    {"clip_norm_per_param", 0.0},
+                                   {"clip_value", 0.0},   {"lr_halve_every_epochs", 0}};
 
 const ModelInfo& model_info(const std::string& name) {
   for (const ModelInfo& m : all_models())
@@ -50,7 +45,8 @@ std::string flag_of(const std::string& key) {
 }
 
 // Converts a flag's text to the JSON type of the setting's default.
-nlohmann::json convert(const std::string& flag, const std::string& text, const nlohmann::json& like) {
+nlohmann::json convert(const std::string& flag, const std::string& text,
+                       const nlohmann::json& like) {
   try {
     if (like.is_boolean()) {
       if (text == "true" || text == "1") return true;
@@ -74,7 +70,8 @@ nlohmann::json convert(const std::string& flag, const std::string& text, const n
       size_t start = 0;
       while (start <= text.size()) {
         const size_t comma = text.find(',', start);
-        const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const std::string part =
+            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         out.push_back(convert(flag, part, like.empty() ? nlohmann::json(0) : like[0]));
         if (comma == std::string::npos) break;
         start = comma + 1;
@@ -82,7 +79,8 @@ nlohmann::json convert(const std::string& flag, const std::string& text, const n
       return out;
     }
   } catch (const std::logic_error&) {
-    throw UsageError("--" + flag + " expects " + std::string(like.type_name()) + ", got '" + text + "'");
+    throw UsageError("--" + flag + " expects " + std::string(like.type_name()) + ", got '" + text +
+                     "'");
   }
   if (like.is_string() || like.is_null()) {
     // A setting whose default is a string may also take a number (e.g. --babi-task 3 or all).
@@ -281,8 +279,9 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
   for (auto& [k, v] : mi.train_defaults.items()) train[k] = v;
   nlohmann::json model_config = mi.default_config, task_settings = ti.default_settings;
 
-  std::vector<std::string> valued = {"task", "model", "out", "resume", "seed", "threads", "dtype",
-                                     "log-every", "eval-every", "checkpoint-every", "data"};
+  std::vector<std::string> valued = {
+      "task",  "model",     "out",        "resume",           "seed", "threads",
+      "dtype", "log-every", "eval-every", "checkpoint-every", "data"};
   for (auto* group : {&train, &model_config, &task_settings})
     for (auto& [k, v] : group->items()) valued.push_back(flag_of(k));
   Args args(words, {"detect-anomaly", "quiet", "help", "json"}, valued);

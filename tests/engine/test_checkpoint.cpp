@@ -122,8 +122,10 @@ TEST_CASE("loading parameters checks names, shapes and dtypes") {
   renamed.add("lstm.W", Shape{2, 3});
   renamed.add("lstm.bias", Shape{3});
   auto load_renamed = [&] { load_parameters(load_safetensors(path), renamed, "param/", path); };
-  CHECK_THROWS_WITH_AS(load_renamed(), doctest::Contains("missing tensor 'param/lstm.bias'"), Error);
-  CHECK_THROWS_WITH_AS(load_renamed(), doctest::Contains("unexpected tensor 'param/lstm.b'"), Error);
+  CHECK_THROWS_WITH_AS(load_renamed(), doctest::Contains("missing tensor 'param/lstm.bias'"),
+                       Error);
+  CHECK_THROWS_WITH_AS(load_renamed(), doctest::Contains("unexpected tensor 'param/lstm.b'"),
+                       Error);
   ParameterSet wrong_dtype(DType::f64);
   wrong_dtype.add("lstm.W", Shape{2, 3});
   wrong_dtype.add("lstm.b", Shape{3});

@@ -47,11 +47,9 @@ TEST_CASE("training batches are a pure function of (seed, step)") {
 }
 
 TEST_CASE("padded positions never change the sum2seq metric") {
-  auto task = create_task("sum2seq", {{"seed", 1},
-                                      {"test_seed", 9},
-                                      {"lmax", 10},
-                                      {"test_lmax", {6}},
-                                      {"test_samples", 40}});
+  auto task = create_task(
+      "sum2seq",
+      {{"seed", 1}, {"test_seed", 9}, {"lmax", 10}, {"test_lmax", {6}}, {"test_samples", 40}});
   // A predictor that is right on every real position and says `pad_guess` on padding.
   auto oracle = [](double pad_guess) {
     return [pad_guess](const Batch& b) {

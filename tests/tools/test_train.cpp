@@ -1,14 +1,14 @@
 // memgrad train / eval end to end on a tiny sum2seq run: the run directory, exact resume, eval.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
-#include "tools/commands.hpp"
 #include "tools/args.hpp"
+#include "tools/commands.hpp"
 
 using namespace memgrad::cli;
 namespace fs = std::filesystem;
@@ -27,10 +27,35 @@ std::vector<double> logged_losses(const fs::path& dir) {
 }
 
 Words tiny_run(const fs::path& out, int iterations) {
-  return {"--task", "sum2seq", "--model", "dual-lstm", "--embedding", "4", "--hidden", "6",
-          "--batch", "4", "--iterations", std::to_string(iterations), "--log-every", "1",
-          "--checkpoint-every", "2", "--test-samples", "12", "--test-lmax", "3,5", "--lmax", "4",
-          "--seed", "5", "--threads", "1", "--quiet", "--out", out.string()};
+  return {"--task",
+          "sum2seq",
+          "--model",
+          "dual-lstm",
+          "--embedding",
+          "4",
+          "--hidden",
+          "6",
+          "--batch",
+          "4",
+          "--iterations",
+          std::to_string(iterations),
+          "--log-every",
+          "1",
+          "--checkpoint-every",
+          "2",
+          "--test-samples",
+          "12",
+          "--test-lmax",
+          "3,5",
+          "--lmax",
+          "4",
+          "--seed",
+          "5",
+          "--threads",
+          "1",
+          "--quiet",
+          "--out",
+          out.string()};
 }
 
 struct TempDir {
