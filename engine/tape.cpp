@@ -37,6 +37,14 @@ double norm(const Tensor& t) {
 
 Tensor Var::grad() const { return tape->has_grad(id) ? tape->grad(id) : Tensor(); }
 
+void Tape::ensure_slot(NodeId id) {
+  if (values_.size() > size_t(id)) return;
+  values_.emplace_back();
+  grads_.emplace_back();
+  saved_.emplace_back();
+  grad_live_.push_back(0);
+}
+
 Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
   MG_CHECK(value.defined(), "tape input: undefined tensor");
   const NodeId id = NodeId(nodes_.size());
@@ -46,12 +54,7 @@ Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
   n.param = param;
   n.inputs_begin = int32_t(inputs_.size());
   nodes_.push_back(n);
-  if (values_.size() <= size_t(id)) {
-    values_.emplace_back();
-    grads_.emplace_back();
-    saved_.emplace_back();
-    grad_live_.push_back(0);
-  }
+  ensure_slot(id);
   values_[size_t(id)] = value;  // shares storage: a leaf never copies its data
   grad_live_[size_t(id)] = 0;
   if (param) param_leaves_.push_back(id);
@@ -102,12 +105,7 @@ Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<con
   n.requires_grad = needs && grad_enabled_ && backward != nullptr;
   n.backward = n.requires_grad ? backward : nullptr;
   nodes_.push_back(n);
-  if (values_.size() <= size_t(id)) {
-    values_.emplace_back();
-    grads_.emplace_back();
-    saved_.emplace_back();
-    grad_live_.push_back(0);
-  }
+  ensure_slot(id);
   values_[size_t(id)].reshape_reuse(shape, dtype);
   grad_live_[size_t(id)] = 0;
   return Var{this, id};

@@ -129,6 +129,7 @@ class Tape {
 
  private:
   Var add_leaf(const Tensor& value, bool requires_grad, Parameter* param);
+  void ensure_slot(NodeId id);  // grows the slot arrays to hold node id (first steps only)
   void run_backward(NodeId from, bool flush_params);
 
   std::vector<Node> nodes_;
