@@ -25,9 +25,19 @@ const nlohmann::json kDefaults = {
     {"linear_start", true},       // start without the attention softmax
     {"ls_rule", "epochs"},        // "epochs": LS for ls_epochs (official); "validation": paper
     {"ls_epochs", 20},
-    {"ls_lr_multiplier", 0.5},  // lr during LS: 0.01 * 0.5 = 0.005 (official ls_init_lrate)
-    {"init_std", 0.1},          // N(0, 0.1^2) weights
-    {"loss", "sum"},            // "sum" over the batch (official, lr 0.01) or "mean" (lr 0.32)
+    {"ls_lr_multiplier", 1.0},  // lr during LS = this x the trainer's lr (official: 0.005 both)
+    // true (official train_linear_start.m): the lr halving restarts when LS ends and counts the
+    // epochs of the second phase (halved at its epochs H, 2H, ... counted from 1, as train.m's
+    // mod(ep, H) == 0); none during LS. false: the trainer's halving over the whole run.
+    {"lr_decay_restart", true},
+    // H: the trainer's key of the same name (one flag sets both). The model needs it only to
+    // re-base the trainer's halving when lr_decay_restart is on; it must equal the trainer's.
+    {"lr_halve_every_epochs", 25},
+    // false (official): every sample has memory_size slots; empty ones hold nil words, score 0
+    // and stay in the attention softmax (weight e^0 each). true: they get weight exactly 0.
+    {"mask_empty_slots", false},
+    {"init_std", 0.1},  // N(0, 0.1^2) weights
+    {"loss", "sum"},    // "sum" over the batch (official) or "mean"
 };
 
 int64_t positive(const nlohmann::json& c, const char* key, int64_t min_value = 1) {
@@ -70,6 +80,9 @@ MemN2N::MemN2N(const nlohmann::json& user, DType dtype, uint64_t seed)
   ls_epochs_ = positive(c, "ls_epochs", 0);
   ls_lr_multiplier_ = c.at("ls_lr_multiplier").get<double>();
   MG_CHECK(ls_lr_multiplier_ > 0, kName, ": ls_lr_multiplier must be > 0");
+  lr_decay_restart_ = c.at("lr_decay_restart").get<bool>();
+  halve_every_ = positive(c, "lr_halve_every_epochs", 0);
+  mask_empty_ = c.at("mask_empty_slots").get<bool>();
   const double init_std = c.at("init_std").get<double>();
   MG_CHECK(init_std > 0, kName, ": init_std must be > 0");
   const std::string loss = c.at("loss").get<std::string>();
@@ -184,10 +197,23 @@ ForwardResult MemN2N::forward(Tape& tape, const Batch& batch, const ForwardOptio
     alpha = tape.input(alpha_);
   }
   const Var mk = tape.input(mask);
-  Var neg;
+  Var neg, empty_score;
   if (!linear_start_) {
     if (!neg_.defined() || neg_.dtype() != dtype) neg_ = Tensor::full(Shape{1}, dtype, -1e30);
     neg = tape.input(neg_);
+    if (!mask_empty_) {
+      // The official memory has memory_size slots per sample; the e = memory_size - n empty ones
+      // score 0, so together they add e * e^0 to the softmax's denominator: one more column of
+      // score log(e) (-1e30 when e = 0). This does not depend on how far the batch is padded.
+      empty_score_.reshape_reuse(Shape{b, 1}, dtype);
+      for (int64_t s = 0; s < b; ++s) {
+        double n = 0;
+        for (int64_t i = 0; i < m; ++i) n += mask.at(s * m + i) != 0 ? 1 : 0;
+        const double e = double(memory_size_) - n;
+        empty_score_.set(s, e >= 1 ? std::log(e) : -1e30);
+      }
+      empty_score = tape.input(empty_score_);
+    }
   }
   // sum_j l_j * T[x_j] = count T + alpha * (pos T): two GEMMs over the whole batch.
   auto embed = [&](Var table, Var count, Var pos) {
@@ -200,8 +226,16 @@ ForwardResult MemN2N::forward(Tape& tape, const Batch& batch, const ForwardOptio
   for (int64_t k = 0; k < hops_; ++k) {
     const Var c = embed(tables[size_t(k + 1)], count_mem, pos_mem);  // C^k, also A^{k+1}
     const Var scores = reshape(bmm(mem, reshape(u, Shape{b, dim_, 1})), Shape{b, m});
-    // Empty slots get weight exactly 0: masked out of the softmax and multiplied by the mask.
-    const Var p = linear_start_ ? mul(scores, mk) : mul(softmax(where(mk, scores, neg)), mk);
+    // Empty slots get weight exactly 0 on the batch's padding (masked out of the softmax and
+    // multiplied by the mask); without mask_empty_slots the softmax also has the empty slots'
+    // column (see above), which is then dropped.
+    Var p;
+    if (linear_start_)
+      p = mul(scores, mk);
+    else if (mask_empty_)
+      p = mul(softmax(where(mk, scores, neg)), mk);
+    else
+      p = mul(slice(softmax(concat({where(mk, scores, neg), empty_score}, 1)), 1, 0, m), mk);
     if (opts.trace) opts.trace->record("hop" + std::to_string(k + 1) + "/attention", p.value());
     const Var o = reshape(bmm(reshape(p, Shape{b, 1, m}), c), Shape{b, dim_});
     u = add(u, o);
@@ -216,6 +250,7 @@ ForwardResult MemN2N::forward(Tape& tape, const Batch& batch, const ForwardOptio
 }
 
 std::string MemN2N::on_epoch_end(int64_t epoch, double validation_loss) {
+  epochs_done_ = epoch;
   if (!linear_start_) return {};
   bool end = false;
   std::string why;
@@ -230,8 +265,10 @@ std::string MemN2N::on_epoch_end(int64_t epoch, double validation_loss) {
   }
   if (!end) return {};
   linear_start_ = false;
+  ls_end_epoch_ = epoch;
   return "linear start ended after epoch " + std::to_string(epoch) + " (" + why +
-         "): attention softmax re-inserted";
+         "): attention softmax re-inserted" +
+         (lr_decay_restart_ && halve_every_ > 0 ? "; the lr halving restarts" : "");
 }
 
 void MemN2N::after_update() {
@@ -242,10 +279,21 @@ void MemN2N::after_update() {
     });
 }
 
-double MemN2N::lr_multiplier() const { return linear_start_ ? ls_lr_multiplier_ : 1.0; }
+double MemN2N::lr_multiplier() const {
+  const double phase = linear_start_ ? ls_lr_multiplier_ : 1.0;
+  if (!lr_decay_restart_ || halve_every_ <= 0) return phase;
+  // The trainer has applied 0.5^floor(e / H) for the run's epoch e (counted from 0); undo it and
+  // apply the official per-phase halving instead: none during LS, then 0.5^floor((q + 1) / H) in
+  // the q-th epoch (from 0) after LS ended.
+  const int64_t e = epochs_done_, h = halve_every_;
+  const int64_t halvings = linear_start_ ? 0 : (e - ls_end_epoch_ + 1) / h;
+  return phase * std::pow(2.0, double(e / h - halvings));
+}
 
 nlohmann::json MemN2N::training_state() const {
-  nlohmann::json s = {{"linear_start", linear_start_}};
+  nlohmann::json s = {{"linear_start", linear_start_},
+                      {"epochs_done", epochs_done_},
+                      {"ls_end_epoch", ls_end_epoch_}};
   s["last_validation_loss"] =
       have_validation_loss_ ? nlohmann::json(last_validation_loss_) : nlohmann::json(nullptr);
   return s;
@@ -253,6 +301,8 @@ nlohmann::json MemN2N::training_state() const {
 
 void MemN2N::set_training_state(const nlohmann::json& s) {
   if (s.contains("linear_start")) linear_start_ = s.at("linear_start").get<bool>();
+  if (s.contains("epochs_done")) epochs_done_ = s.at("epochs_done").get<int64_t>();
+  if (s.contains("ls_end_epoch")) ls_end_epoch_ = s.at("ls_end_epoch").get<int64_t>();
   if (s.contains("last_validation_loss")) {
     const nlohmann::json& v = s.at("last_validation_loss");
     have_validation_loss_ = v.is_number();
@@ -306,6 +356,8 @@ const bool kRegistered = [] {
   bow["temporal_encoding"] = false;
   bow["hops"] = 2;
   bow["loss"] = "mean";
+  nlohmann::json masked = check_config("softmax-masked-empty-slots", false);
+  masked["mask_empty_slots"] = true;
   register_model(
       {.name = kName,
        .summary = "End-To-End Memory Network (Sukhbaatar et al. 2015): 3 hops, position and "
@@ -314,13 +366,14 @@ const bool kRegistered = [] {
            -> std::unique_ptr<Model> { return std::make_unique<MemN2N>(config, dtype, seed); },
        .default_config = kDefaults,
        .train_defaults = {{"optimizer", "sgd"},
-                          {"lr", 0.01},
+                          {"lr", 0.005},  // official with LS: 0.005 in both phases
                           {"momentum", 0.0},
                           {"batch", 32},
-                          {"epochs", 100},
+                          {"epochs", 120},  // official: 20 LS epochs + 100
                           {"clip_norm_per_param", 40.0},
                           {"lr_halve_every_epochs", 25}},
-       .check_configs = {check_config("softmax", false), check_config("linear-start", true), bow},
+       .check_configs = {check_config("softmax", false), check_config("linear-start", true), masked,
+                         bow},
        .check_batch = make_check_batch});
   return true;
 }();

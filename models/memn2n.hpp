@@ -8,8 +8,10 @@
 //   embed_T(x) = sum_j l_j * T[x_j]            (l: the position encoding below)
 //   u^1 = embed_{A^1}(question)                 (B = A^1)
 //   hop k = 1..K:  m = embed_{A^k}(memories), c = embed_{C^k}(memories)
-//                  p = softmax over the memories of u^k . m_i   (masked: empty slots get p = 0;
-//                      during linear start no softmax, p_i = (u^k . m_i) * mask_i)
+//                  p = softmax over the memory_size slots of u^k . m_i, where an empty slot
+//                      (nil words) scores 0 and gets weight e^0 / Z but adds nothing to o, as in
+//                      the official code ("mask_empty_slots": true leaves empty slots out: p = 0);
+//                      during linear start no softmax, p_i = (u^k . m_i) * mask_i
 //                  o^k = sum_i p_i c_i,   u^{k+1} = u^k + o^k
 //   logits = u^{K+1} (C^K)^T  over all V + S rows (W^T = C^K), predictions [B, V + S]
 //   loss = cross-entropy of the answer, SUMMED over the batch (official; "loss": "mean" averages)
@@ -30,7 +32,11 @@
 // Schedule hooks: linear start (LS) is on from the first step when "linear_start" is true; it
 // ends at on_epoch_end() after "ls_epochs" epochs ("ls_rule": "epochs", the official schedule)
 // or at the first epoch whose validation loss does not decrease ("ls_rule": "validation", the
-// paper's rule). During LS lr_multiplier() is "ls_lr_multiplier" (0.5: 0.01 -> 0.005).
+// paper's rule). During LS lr_multiplier() includes "ls_lr_multiplier". With "lr_decay_restart"
+// (official train_linear_start.m) it also replaces the trainer's halving, which counts the epochs
+// of the whole run, by the official one: none during LS, then halved at epochs H, 2H, ... (from
+// 1) of the second phase, H = "lr_halve_every_epochs" (the trainer's key; one flag sets both).
+// The official run is 20 LS epochs + 100 at lr 0.005 (the defaults: --epochs 120, --lr 0.005).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -77,15 +83,21 @@ class MemN2N : public Model {
   std::string ls_rule_;
   int64_t ls_epochs_;
   double ls_lr_multiplier_;
+  bool lr_decay_restart_;
+  int64_t halve_every_;  // the trainer's lr_halve_every_epochs (0: no halving)
+  bool mask_empty_;
   std::vector<Parameter*> tables_;  // K + 1 tables, see above
   bool linear_start_ = false;
   double last_validation_loss_ = 0;
   bool have_validation_loss_ = false;
+  int64_t epochs_done_ = 0;   // epochs of the run completed (the last on_epoch_end)
+  int64_t ls_end_epoch_ = 0;  // the epoch after which LS ended (0: no LS)
   // Per-forward data, rebuilt from the batch (memory reused between steps).
   Tensor count_mem_, pos_mem_;      // [B, M, rows]
   Tensor count_query_, pos_query_;  // [B, rows]
   Tensor alpha_;                    // [d]
-  Tensor neg_;                      // [1] = -1e30: the score of an empty slot under the softmax
+  Tensor neg_;                      // [1] = -1e30: the score of a padding slot under the softmax
+  Tensor empty_score_;              // [B, 1]: log(number of empty slots) (mask_empty_slots false)
   std::vector<double> beta_;        // [J']
 };
 

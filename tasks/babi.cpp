@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "engine/error.hpp"
 #include "tasks/metrics.hpp"
@@ -227,7 +228,7 @@ Data load(const LoadOptions& o) {
     d.sentence_len = std::max<int>(d.sentence_len, int(words.size()));
     return int64_t(d.offsets.size()) - 2;
   };
-  int longest_window = 0;
+  int longest_train_window = 0;
   auto encode = [&](const RawFile& f, int task, std::vector<Example>& out) {
     // Vocabulary in line order: the statements before each question, the question, its answer.
     std::vector<int64_t> seen(f.stories.size(), 0);
@@ -253,13 +254,14 @@ Data load(const LoadOptions& o) {
       e.first = story_start[size_t(q.story)] + q.statements - e.count;
       e.query = add_sentence(q.words);
       e.answer = d.vocab.find(q.answer);
-      longest_window = std::max<int>(longest_window, e.count);
       out.push_back(e);
     }
   };
   for (size_t i = 0; i < o.tasks.size(); ++i) {
     std::vector<Example> all;
     encode(train_files[i], o.tasks[i], all);
+    for (const Example& e : all)
+      longest_train_window = std::max<int>(longest_train_window, e.count);
     const auto n = int64_t(all.size());
     const auto n_train = int64_t(std::floor((1.0 - o.valid_fraction) * double(n) + 1e-9));
     d.train.insert(d.train.end(), all.begin(), all.begin() + n_train);
@@ -267,7 +269,15 @@ Data load(const LoadOptions& o) {
   }
   for (size_t i = 0; i < o.tasks.size(); ++i) encode(test_files[i], o.tasks[i], d.test);
   d.sentence_len = std::max(d.sentence_len, 1);
-  d.memory_size = std::max(1, std::min(o.memory_size, longest_window));
+  // The official config.sz = min(50, the longest training story): every question (validation
+  // and test ones too) sees at most that many of the last statements before it.
+  d.memory_size = std::max(1, std::min(o.memory_size, longest_train_window));
+  for (auto* set : {&d.train, &d.valid, &d.test})
+    for (Example& e : *set)
+      if (e.count > d.memory_size) {
+        e.first += e.count - d.memory_size;
+        e.count = d.memory_size;
+      }
   return d;
 }
 
@@ -401,40 +411,38 @@ class BabiTask : public Task {
     babi::fill_batch(data_, data_.valid, indices_, nullptr, 0, dtype, batch);
   }
 
+  // Test metrics, and the same errors on the training and validation questions (exact temporal
+  // indices, no noise) for model selection: the official code keeps the run with the lowest
+  // training error; tools/babi_table.sh --runs K selects on either, never on the test error.
   nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
-    std::map<int, metrics::TaskCount> counts;
-    Batch batch;
-    const auto n = int64_t(data_.test.size());
-    for (int64_t start = 0; start < n; start += batch_size) {
-      range(start, std::min(batch_size, n - start));
-      babi::fill_batch(data_, data_.test, indices_, nullptr, 0, dtype, batch);
-      const Tensor scores = predict(batch);
-      MG_CHECK(scores.rank() == 2 && scores.dim(0) == int64_t(indices_.size()),
-               "babi: predictions must be [", indices_.size(), ", classes], got ", scores.shape());
-      const int64_t classes = scores.dim(1);
-      const std::vector<double> s = scores.to_vector();
-      for (size_t i = 0; i < indices_.size(); ++i) {
-        const babi::Example& e = data_.test[size_t(indices_[i])];
-        std::vector<double> row(s.begin() + int64_t(i) * classes,
-                                s.begin() + int64_t(i + 1) * classes);
-        metrics::TaskCount& c = counts[e.task];
-        ++c.total;
-        if (metrics::argmax(row) == e.answer) ++c.correct;
-      }
-    }
+    std::map<int, metrics::TaskCount> counts = score(predict, data_.test, batch_size, dtype);
     const metrics::BabiSummary sum = metrics::summarize_babi(counts);
     nlohmann::json errors = nlohmann::json::object(), questions = nlohmann::json::object();
     for (const auto& [task, err] : sum.task_error_percent) errors[std::to_string(task)] = err;
     for (const auto& [task, c] : counts) questions[std::to_string(task)] = c.total;
-    return {{"task_errors", errors},
-            {"mean_error", sum.mean_error},
-            {"failed_tasks", sum.failed_tasks},
-            {"test_questions", questions},
-            {"babi_set", data_.set},
-            {"definition",
-             "task_errors: percent of test questions answered wrongly (argmax over the answer "
-             "scores), per task; mean_error: unweighted mean over tasks; failed_tasks: tasks "
-             "with error > 5%"}};
+    nlohmann::json m = {
+        {"task_errors", errors},
+        {"mean_error", sum.mean_error},
+        {"failed_tasks", sum.failed_tasks},
+        {"test_questions", questions},
+        {"babi_set", data_.set},
+        {"definition",
+         "task_errors: percent of test questions answered wrongly (argmax over the answer "
+         "scores), per task; mean_error: unweighted mean over tasks; failed_tasks: tasks "
+         "with error > 5%; train_/valid_: the same on the training and validation questions "
+         "(for model selection)"}};
+    const std::pair<const char*, const std::vector<babi::Example>*> splits[] = {
+        {"train_", &data_.train}, {"valid_", &data_.valid}};
+    for (const auto& [prefix, set] : splits) {
+      if (set->empty()) continue;
+      const metrics::BabiSummary s =
+          metrics::summarize_babi(score(predict, *set, batch_size, dtype));
+      nlohmann::json e = nlohmann::json::object();
+      for (const auto& [task, err] : s.task_error_percent) e[std::to_string(task)] = err;
+      m[std::string(prefix) + "task_errors"] = e;
+      m[std::string(prefix) + "mean_error"] = s.mean_error;
+    }
+    return m;
   }
 
   std::string format_metrics(const nlohmann::json& m) const override {
@@ -453,12 +461,44 @@ class BabiTask : public Task {
     std::snprintf(line, sizeof line, "  mean  %5.1f   failed %d of %zu\n",
                   m.at("mean_error").get<double>(), m.at("failed_tasks").get<int>(), errors.size());
     out << line;
+    if (m.contains("train_mean_error") && m.contains("valid_mean_error")) {
+      std::snprintf(line, sizeof line, "  training questions %5.1f, validation %5.1f\n",
+                    m.at("train_mean_error").get<double>(), m.at("valid_mean_error").get<double>());
+      out << line;
+    }
     return out.str();
   }
 
   const babi::Data& data() const { return data_; }
 
  private:
+  // Answer counts per task of `examples` (exact temporal indices, no noise).
+  std::map<int, metrics::TaskCount> score(const Predictor& predict,
+                                          const std::vector<babi::Example>& examples,
+                                          int64_t batch_size, DType dtype) {
+    std::map<int, metrics::TaskCount> counts;
+    Batch batch;
+    const auto n = int64_t(examples.size());
+    for (int64_t start = 0; start < n; start += batch_size) {
+      range(start, std::min(batch_size, n - start));
+      babi::fill_batch(data_, examples, indices_, nullptr, 0, dtype, batch);
+      const Tensor scores = predict(batch);
+      MG_CHECK(scores.rank() == 2 && scores.dim(0) == int64_t(indices_.size()),
+               "babi: predictions must be [", indices_.size(), ", classes], got ", scores.shape());
+      const int64_t classes = scores.dim(1);
+      const std::vector<double> s = scores.to_vector();
+      for (size_t i = 0; i < indices_.size(); ++i) {
+        const babi::Example& e = examples[size_t(indices_[i])];
+        std::vector<double> row(s.begin() + int64_t(i) * classes,
+                                s.begin() + int64_t(i + 1) * classes);
+        metrics::TaskCount& c = counts[e.task];
+        ++c.total;
+        if (metrics::argmax(row) == e.answer) ++c.correct;
+      }
+    }
+    return counts;
+  }
+
   void range(int64_t start, int64_t count) {
     indices_.resize(size_t(std::max<int64_t>(count, 0)));
     for (int64_t i = 0; i < count; ++i) indices_[size_t(i)] = start + i;

@@ -98,7 +98,7 @@ class Vocabulary {
 };
 
 // One question: its memories are `count` consecutive statements of Data::sentences starting at
-// `first` (the last memory_size statements of its story before it).
+// `first` (the last Data::memory_size statements of its story before it).
 struct Example {
   int task = 0;        // 1..20
   int64_t first = 0;   // index of the oldest memory in Data::sentences
@@ -117,8 +117,9 @@ struct Data {
   std::vector<int64_t> offsets{0};
   std::vector<Example> train, valid, test;  // valid: the last 10% of each training file
   int sentence_len = 0;  // J: the longest statement or question of the loaded files
-  // Memory slots (and temporal indices) a model needs: the longest window of any question,
-  // i.e. min(the memory_size setting, the longest story prefix).
+  // Memory slots (and temporal indices) a model needs: min(the memory_size setting, the longest
+  // story prefix of the training files), as the official config.sz. Every question's window
+  // (validation and test too) holds at most this many statements.
   int memory_size = 0;
 
   std::span<const int32_t> sentence(int64_t i) const {

@@ -1,5 +1,6 @@
-// MemN2N: shapes, position encoding, adjacent tying, linear start, masking of empty memory slots,
-// the nil word, the schedule hooks, and the float64 gradient checks of its check configs.
+// MemN2N: shapes, position encoding, adjacent tying, linear start, empty memory slots (official
+// and masked), the nil word, the schedule hooks (linear start, the official two-phase learning
+// rate), and the float64 gradient checks of its check configs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -106,6 +107,9 @@ std::vector<double> reference_logits(MemN2N& model, const Batch& batch) {
   const nlohmann::json c = model.config();
   const int64_t d = c["embedding_dim"], vocab = c["vocab_size"], hops = c["hops"];
   const bool te = c["temporal_encoding"], pe = c["position_encoding"];
+  // Official memory: memory_size slots, the empty ones with score 0 inside the softmax.
+  const bool masked = c["mask_empty_slots"];
+  const int64_t slots = c["memory_size"];
   const Tensor &story = batch.get("story"), &time = batch.get("time"),
                &mask = batch.get("memory_mask"), &query = batch.get("query");
   const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2), jp = te ? j + 1 : j;
@@ -137,12 +141,16 @@ std::vector<double> reference_logits(MemN2N& model, const Batch& batch) {
         for (int64_t k = 0; k < d; ++k) score[size_t(i)] += u[size_t(k)] * mi[size_t(k)];
         if (mask.at(s * m + i) != 0) mx = std::max(mx, score[size_t(i)]);
       }
+      int64_t used = 0;
       for (int64_t i = 0; i < m; ++i) {
         if (mask.at(s * m + i) == 0) continue;
+        ++used;
         p[size_t(i)] =
             model.linear_start_active() ? score[size_t(i)] : std::exp(score[size_t(i)] - mx);
         z += p[size_t(i)];
       }
+      if (!masked && !model.linear_start_active())
+        z += double(slots - used) * std::exp(0.0 - mx);  // the empty slots
       for (int64_t i = 0; i < m; ++i) {
         if (!model.linear_start_active()) p[size_t(i)] /= z;
         const auto ci = embed(model.table_c(h), s, i);
@@ -202,7 +210,9 @@ TEST_CASE("memn2n: adjacent tying makes A^{k+1} and C^k one parameter") {
 }
 
 TEST_CASE("memn2n: linear start removes the attention softmax") {
-  auto model = make(tiny(true));
+  nlohmann::json c = tiny(true);
+  c["ls_lr_multiplier"] = 0.5;
+  auto model = make(c);
   const Batch batch = check_batch();
   CHECK(model->linear_start_active());
   CHECK(model->lr_multiplier() == 0.5);
@@ -213,52 +223,81 @@ TEST_CASE("memn2n: linear start removes the attention softmax") {
   double diff = 0;
   for (size_t i = 0; i < with_ls.size(); ++i) diff += std::fabs(with_ls[i] - without[i]);
   CHECK(diff > 1e-3);
-  // Attention traces: with softmax the weights of each sample sum to 1 over its memories and are
-  // exactly 0 on empty slots.
+}
+
+// The hop-1 attention of a model (B = 3 samples, 4 slots).
+Tensor hop1_attention(MemN2N& model, const Batch& batch) {
   Trace trace;
   ForwardOptions opts;
   opts.trace = &trace;
   Tape tape;
-  model->forward(tape, batch, opts);
+  model.forward(tape, batch, opts);
   REQUIRE(trace.entries.size() == 4);  // 3 hops + answer logits
   CHECK(trace.entries[0].first == "hop1/attention");
-  const Tensor& p = trace.entries[0].second;
+  return trace.entries[0].second;
+}
+
+TEST_CASE("memn2n: empty memory slots in the attention (official) or masked out") {
+  // The check batch has 4 slots (memory_size 4); its samples have 4, 2 and 3 memories.
+  const Batch batch = check_batch();
   const Tensor& mask = batch.get("memory_mask");
+  nlohmann::json c = tiny(false);
+  c["mask_empty_slots"] = true;
+  auto masked = make(c);
+  c["mask_empty_slots"] = false;
+  auto official = make(c);  // the same seed, so the same tables
+  const Tensor pm = hop1_attention(*masked, batch), po = hop1_attention(*official, batch);
   for (int64_t s = 0; s < 3; ++s) {
-    double total = 0;
+    double tm = 0, to = 0, used = 0;
     for (int64_t k = 0; k < 4; ++k) {
-      total += p.at(s * 4 + k);
-      if (mask.at(s * 4 + k) == 0) CHECK(p.at(s * 4 + k) == 0.0);
+      tm += pm.at(s * 4 + k);
+      to += po.at(s * 4 + k);
+      used += mask.at(s * 4 + k);
+      if (mask.at(s * 4 + k) == 0) {  // no weight on the slot itself either way
+        CHECK(pm.at(s * 4 + k) == 0.0);
+        CHECK(po.at(s * 4 + k) == 0.0);
+      }
     }
-    CHECK(total == doctest::Approx(1.0).epsilon(1e-12));
+    // Masked: the weights sum to 1 over the memories. Official: the empty slots keep weight
+    // (4 - used) e^0 / Z, the memories the rest; renormalised, the two agree.
+    CHECK(tm == doctest::Approx(1.0).epsilon(1e-12));
+    if (used == 4)
+      CHECK(to == doctest::Approx(1.0).epsilon(1e-12));
+    else
+      CHECK(to < 1.0 - 1e-6);
+    for (int64_t k = 0; k < 4; ++k)
+      CHECK(po.at(s * 4 + k) / to == doctest::Approx(pm.at(s * 4 + k)).epsilon(1e-12));
   }
 }
 
-TEST_CASE("memn2n: empty memory slots change neither the loss nor a gradient") {
-  for (bool ls : {false, true}) {
-    INFO("linear start ", ls);
-    auto model = make(tiny(ls));
-    // A non-zero nil row must not matter for empty slots either (it does for padding words
-    // inside sentences, which is why after_update keeps it at zero).
-    for (size_t i = 0; i < model->params().size(); ++i)
-      for (int64_t k = 0; k < 4; ++k) model->params()[i].value.set(k, 0.3 + 0.1 * double(k));
-    const Batch a = check_batch();
-    const Batch b = with_extra_slot(a);
-    auto run = [&](const Batch& batch) {
-      model->params().zero_grad();
-      Tape tape;
-      ForwardResult r = model->forward(tape, batch, ForwardOptions{});
-      tape.backward(r.loss);
-      std::vector<double> out = r.predictions.value().to_vector();
+TEST_CASE("memn2n: batch padding changes neither the loss nor a gradient") {
+  for (bool ls : {false, true})
+    for (bool masked : {false, true}) {
+      INFO("linear start ", ls, ", mask_empty_slots ", masked);
+      nlohmann::json c = tiny(ls);
+      c["mask_empty_slots"] = masked;
+      auto model = make(c);
+      // A non-zero nil row must not matter for empty slots either (it does for padding words
+      // inside sentences, which is why after_update keeps it at zero).
       for (size_t i = 0; i < model->params().size(); ++i)
-        for (double g : model->params()[i].grad.to_vector()) out.push_back(g);
-      out.push_back(r.loss.value().at(0));
-      return out;
-    };
-    const auto x = run(a), y = run(b);
-    REQUIRE(x.size() == y.size());
-    for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(y[i]).epsilon(1e-12));
-  }
+        for (int64_t k = 0; k < 4; ++k) model->params()[i].value.set(k, 0.3 + 0.1 * double(k));
+      const Batch a = check_batch();
+      const Batch b = with_extra_slot(a);
+      auto run = [&](const Batch& batch) {
+        model->params().zero_grad();
+        Tape tape;
+        ForwardResult r = model->forward(tape, batch, ForwardOptions{});
+        tape.backward(r.loss);
+        std::vector<double> out = r.predictions.value().to_vector();
+        for (size_t i = 0; i < model->params().size(); ++i)
+          for (double g : model->params()[i].grad.to_vector()) out.push_back(g);
+        out.push_back(r.loss.value().at(0));
+        return out;
+      };
+      const auto x = run(a), y = run(b);
+      REQUIRE(x.size() == y.size());
+      for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == doctest::Approx(y[i]).epsilon(1e-12));
+    }
 }
 
 TEST_CASE("memn2n: the nil word's rows are zero and stay zero after after_update()") {
@@ -319,11 +358,57 @@ TEST_CASE("memn2n: linear start schedules (official epochs, paper's validation r
   }
   SUBCASE("off") {
     auto model = make(tiny(false));
+    CHECK(model->lr_multiplier() == 1.0);
     CHECK_FALSE(model->linear_start_active());
     CHECK(model->on_epoch_end(1, 1.0).empty());
     auto restored = make(tiny(true));
     restored->set_training_state(model->training_state());
     CHECK_FALSE(restored->linear_start_active());
+  }
+}
+
+TEST_CASE("memn2n: the official two-phase learning-rate schedule") {
+  // The trainer's lr in the run's epoch e (from 0): lr * 0.5^floor(e / 25) * lr_multiplier().
+  auto effective = [](MemN2N& model, int64_t e) {
+    return 0.005 * std::pow(0.5, double(e / 25)) * model.lr_multiplier();
+  };
+  SUBCASE("restart (default): 20 LS epochs at 0.005, then 100 with train.m's halving") {
+    nlohmann::json c = tiny(true);
+    c["ls_epochs"] = 20;
+    auto model = make(c);
+    for (int64_t e = 0; e < 120; ++e) {
+      if (e > 0) model->on_epoch_end(e, 1.0);  // the trainer calls it after each epoch
+      // train.m: lrate = 0.005, halved at the start of epochs 25, 50, 75, 100 (counted from 1)
+      // of the second phase; LS (ls_lrate_decay_step 21) never halves.
+      const int64_t ep = e - 20 + 1;
+      const double want = e < 20 ? 0.005 : 0.005 * std::pow(0.5, double(ep / 25));
+      INFO("epoch ", e);
+      CHECK(model->linear_start_active() == (e < 20));
+      CHECK(effective(*model, e) == doctest::Approx(want).epsilon(1e-15));
+      if (e == 60) {  // an exact resume carries the epoch and the end of LS
+        auto resumed = make(c);
+        resumed->set_training_state(model->training_state());
+        CHECK(resumed->lr_multiplier() == model->lr_multiplier());
+      }
+    }
+  }
+  SUBCASE("no restart: the trainer's halving over the run") {
+    nlohmann::json c = tiny(true);
+    c["ls_epochs"] = 20;
+    c["lr_decay_restart"] = false;
+    auto model = make(c);
+    for (int64_t e = 1; e < 120; ++e) {
+      model->on_epoch_end(e, 1.0);
+      CHECK(model->lr_multiplier() == 1.0);
+    }
+  }
+  SUBCASE("no linear start: train.m's halving from the first epoch") {
+    auto model = make(tiny(false));
+    for (int64_t e = 0; e < 100; ++e) {
+      if (e > 0) model->on_epoch_end(e, 1.0);
+      INFO("epoch ", e);
+      CHECK(effective(*model, e) == doctest::Approx(0.005 * std::pow(0.5, double((e + 1) / 25))));
+    }
   }
 }
 
@@ -349,7 +434,7 @@ TEST_CASE("memn2n: bad configs and batches are named") {
 
 TEST_CASE("memn2n: float64 gradient checks of every check config") {
   const auto results = check_model_gradients(memn2n_info());
-  CHECK(results.size() == 3);
+  CHECK(results.size() == 4);
   for (const GradCheckResult& r : results) {
     INFO(r.name, ": max abs err ", r.max_abs_err, ", max rel err ", r.max_rel_err, " ", r.message);
     CHECK(r.passed);

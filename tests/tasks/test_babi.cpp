@@ -213,6 +213,24 @@ TEST_CASE("babi: loading, the vocabulary, the split and the 50-sentence window")
   CHECK(batch.get("answer").at(1) == small.vocab.find("office"));
 }
 
+TEST_CASE("babi: the memory size comes from the training file (official config.sz)") {
+  TempDir dir;
+  // Test stories longer than any training story: their windows are cut to the training maximum.
+  std::string long_story;
+  for (int i = 1; i <= 8; ++i)
+    long_story += std::to_string(i) + " Fact number f" + std::to_string(i) + ".\n";
+  long_story += "9 Which fact is last?\tf8\t8\n";
+  write_task(dir, 1, kStories, long_story);
+  babi::LoadOptions o;
+  o.data_dir = dir.path.string();
+  const babi::Data d = babi::load(o);
+  CHECK(d.memory_size == 3);  // the longest training story prefix ("where is daniel")
+  REQUIRE(d.test.size() == 1);
+  CHECK(d.test[0].count == 3);  // the last three of 8 statements
+  CHECK(d.sentence(d.test[0].first)[2] == d.vocab.find("f6"));
+  CHECK(d.sentence(d.test[0].first + 2)[2] == d.vocab.find("f8"));
+}
+
 TEST_CASE("babi: random noise inserts gaps into the temporal indices") {
   TempDir dir;
   std::string story;
@@ -279,9 +297,13 @@ TEST_CASE("babi: the task: settings, dims, pure training batches, evaluation") {
   CHECK(good.at("mean_error") == 0.0);
   CHECK(good.at("failed_tasks") == 0);
   CHECK(good.at("test_questions").at("1") == 3);
+  CHECK(good.at("train_mean_error") == 0.0);  // for model selection
+  CHECK(good.at("valid_task_errors").at("1") == 0.0);
   const nlohmann::json bad = task->evaluate(nil, 2, DType::f32);
   CHECK(bad.at("task_errors").at("1") == 100.0);
   CHECK(bad.at("failed_tasks") == 1);
+  CHECK(bad.at("train_task_errors").at("1") == 100.0);
+  CHECK(bad.at("valid_mean_error") == 100.0);
   const std::string table = task->format_metrics(bad);
   CHECK(table.find("100.0  failed") != std::string::npos);
   CHECK(table.find("mean  100.0   failed 1 of 1") != std::string::npos);
