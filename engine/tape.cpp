@@ -127,6 +127,17 @@ Tensor& Tape::grad(NodeId id) {
   return g;
 }
 
+Tensor& Tape::grad_for_write(NodeId id, bool& overwrite) {
+  Tensor& g = grads_[size_t(id)];
+  overwrite = !grad_live_[size_t(id)];
+  if (overwrite) {
+    const Tensor& v = values_[size_t(id)];
+    g.reshape_reuse(v.shape(), v.dtype());
+    grad_live_[size_t(id)] = 1;
+  }
+  return g;
+}
+
 void Tape::check_value(NodeId id) const {
   const int64_t bad = first_non_finite(values_[size_t(id)]);
   if (bad < 0) return;
@@ -192,6 +203,10 @@ void Tape::flush_param_grads() {
 }
 
 void Tape::reset() {
+  // Leaves share their tensor's storage; drop those references so the owner (a batch field, say)
+  // can refill its buffer in place instead of allocating a new one for the next step.
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].op == &kInput || nodes_[i].op == &kParameter) values_[i] = Tensor();
   nodes_.clear();
   inputs_.clear();
   param_leaves_.clear();

@@ -305,11 +305,11 @@ ForwardResult Dmnc::forward(Tape& tape, const Batch& batch, const ForwardOptions
   const Encoded e = encode(tape, views, opts.trace);
   if (persistent_) store_carried(e);
   const int64_t B = views.batch, N = mem_.slots, RW = mem_.read_heads * mem_.word;
-  std::vector<dnc::State> memories = {e.enc[0].memory, e.enc[1].memory};
-  std::vector<Var> read_weights;
+  const dnc::State memories[2] = {e.enc[0].memory, e.enc[1].memory};
+  Var read_weights[2];
   for (int i = 0; i < 2; ++i) {
     Var rw = e.enc[size_t(i)].memory.read_weights;
-    read_weights.push_back(fusion_ == Fusion::late ? rw : slice(rw, 2, i * N, N));
+    read_weights[i] = fusion_ == Fusion::late ? rw : slice(rw, 2, i * N, N);
   }
   layers::MemoryReader reader(dec_read_, mem_, memories, read_weights, opts.trace, "dec/");
   const LstmState h0 = layers::concat_states(e.enc[0].controller, e.enc[1].controller);
@@ -375,7 +375,8 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       mem = mask.blend(next, mem);
     }
   }
-  layers::MemoryReader reader(dec_read_, mem_, {mem}, {mem.read_weights}, opts.trace, "dec/");
+  layers::MemoryReader reader(dec_read_, mem_, std::span<const dnc::State>(&mem, 1),
+                              std::span<const Var>(&mem.read_weights, 1), opts.trace, "dec/");
   Var context0 = reshape(mem.read_vectors, Shape{B, RW});
   return decoder_.run(tape, batch, opts, name(), ctrl, context0, &reader);
 }

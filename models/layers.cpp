@@ -215,8 +215,8 @@ ReadInterface parse_read_interface(Var raw, const dnc::MemoryConfig& m) {
 }
 
 MemoryReader::MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
-                           const std::vector<dnc::State>& memories,
-                           const std::vector<Var>& read_weights, Trace* trace, std::string prefix)
+                           std::span<const dnc::State> memories,
+                           std::span<const Var> read_weights, Trace* trace, std::string prefix)
     : head_(head), m_(m), k_(int64_t(memories.size())), trace_(trace), prefix_(std::move(prefix)) {
   MG_CHECK(k_ >= 1 && read_weights.size() == memories.size(),
            "MemoryReader: needs one initial read weighting per memory");
@@ -227,16 +227,16 @@ MemoryReader::MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
     read_weights_ = read_weights[0];
     return;
   }
-  std::vector<Var> ms, ls;
-  ms.reserve(size_t(k_));
-  ls.reserve(size_t(k_));
-  for (const dnc::State& s : memories) {
-    ms.push_back(s.memory);
-    ls.push_back(s.link);
+  constexpr int64_t kMaxMemories = 4;  // fixed arrays: no allocation per step
+  MG_CHECK(k_ <= kMaxMemories, "MemoryReader: at most ", kMaxMemories, " memories, got ", k_);
+  Var ms[kMaxMemories], ls[kMaxMemories];
+  for (int64_t k = 0; k < k_; ++k) {
+    ms[k] = memories[size_t(k)].memory;
+    ls[k] = memories[size_t(k)].link;
   }
   const int64_t N = m.slots, W = m.word, R = m.read_heads;
-  memory_ = reshape(stack(ms, 1), Shape{b_ * k_, N, W});
-  link_ = reshape(stack(ls, 1), Shape{b_ * k_, N, N});
+  memory_ = reshape(stack(std::span<const Var>(ms, size_t(k_)), 1), Shape{b_ * k_, N, W});
+  link_ = reshape(stack(std::span<const Var>(ls, size_t(k_)), 1), Shape{b_ * k_, N, N});
   read_weights_ = reshape(stack(read_weights, 1), Shape{b_ * k_, R, N});
 }
 
@@ -345,9 +345,9 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
     // Inputs y*_{t-1}: GO, then the targets (padding multiplied to class 0, a valid row).
     Var ids = L == 1 ? go : concat({go, slice(mul(yv, ymv), 1, 0, L - 1)}, 1);
     Var emb = embedding_(tape, ids);  // [B, L, E]
-    std::vector<Var> hs, cs;
-    hs.reserve(size_t(L));
-    cs.reserve(size_t(L));
+    std::vector<Var>&hs = hs_, &cs = cs_;
+    hs.clear();
+    cs.clear();
     Var xw;
     if (!reader) xw = cell.project_inputs(emb);  // one GEMM for every step's input
     for (int64_t t = 0; t < L; ++t) {
@@ -366,8 +366,8 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
     // on values (no gradient), written before step t slices it out.
     Tensor ids = Tensor::full(Shape{B, L}, y.dtype(), double(V));
     Var ids_leaf = tape.input(ids);
-    std::vector<Var> steps;
-    steps.reserve(size_t(L));
+    std::vector<Var>& steps = hs_;
+    steps.clear();
     for (int64_t t = 0; t < L; ++t) {
       step(embedding_(tape, reshape(slice(ids_leaf, 1, t, 1), Shape{B})));
       Var lt = out_(tape, features(state.h, context));  // [B, V]

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "engine/batch.hpp"
@@ -167,7 +168,7 @@ class MemoryReader : public DecoderReader {
   // `memories`: the K final memory states (memory, link used); `read_weights`: the initial
   // previous read weights [B, R, N] on each memory.
   MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
-               const std::vector<dnc::State>& memories, const std::vector<Var>& read_weights,
+               std::span<const dnc::State> memories, std::span<const Var> read_weights,
                Trace* trace, std::string prefix);
   int64_t width() const override { return k_ * m_.read_heads * m_.word; }
   Var read(Tape& tape, Var h) override;
@@ -245,6 +246,9 @@ class Decoder {
   Embedding embedding_;         // [V + 1, E]; row V is GO
   std::vector<LstmCell> cell_;  // one cell (sequence output) or none (set output)
   Linear out_;
+  // Per-step outputs of one run, kept as members so their capacity is reused: a steady-state
+  // training step allocates nothing here.
+  mutable std::vector<Var> hs_, cs_;
 };
 
 // The two-view batch every model reads: x1, x2 [B, L1], [B, L2] with masks of the same shapes,
