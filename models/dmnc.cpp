@@ -397,8 +397,7 @@ void check_batch(Rng& rng, DType dtype, Batch& batch) {
   layers::make_check_batch(rng, dtype, batch, 7, 9);
 }
 
-const nlohmann::json kTrainDefaults = {
-    {"optimizer", "adam"}, {"lr", 1e-3}, {"batch", 50}, {"iterations", 10000}, {"clip_value", 10}};
+const nlohmann::json kTrainDefaults = layers::dmnc_paper_recipe();
 
 const bool kRegistered = [] {
   register_model(

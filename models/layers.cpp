@@ -215,8 +215,8 @@ ReadInterface parse_read_interface(Var raw, const dnc::MemoryConfig& m) {
 }
 
 MemoryReader::MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
-                           std::span<const dnc::State> memories,
-                           std::span<const Var> read_weights, Trace* trace, std::string prefix)
+                           std::span<const dnc::State> memories, std::span<const Var> read_weights,
+                           Trace* trace, std::string prefix)
     : head_(head), m_(m), k_(int64_t(memories.size())), trace_(trace), prefix_(std::move(prefix)) {
   MG_CHECK(k_ >= 1 && read_weights.size() == memories.size(),
            "MemoryReader: needs one initial read weighting per memory");
@@ -393,6 +393,11 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
 }
 
 // --------------------------------------------------------------------------------- check batch
+
+nlohmann::json dmnc_paper_recipe() {
+  return {{"optimizer", "adam"}, {"lr", 1e-3},       {"batch", 50},
+          {"iterations", 10000}, {"clip_value", 10}, {"clip_norm", 5.0}};
+}
 
 void make_check_batch(Rng& rng, DType dtype, Batch& batch, int64_t input_vocab,
                       int64_t output_vocab, int64_t input_vocab2) {

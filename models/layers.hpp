@@ -14,8 +14,8 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
-#include <string>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/batch.hpp"
@@ -167,9 +167,8 @@ class MemoryReader : public DecoderReader {
  public:
   // `memories`: the K final memory states (memory, link used); `read_weights`: the initial
   // previous read weights [B, R, N] on each memory.
-  MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
-               std::span<const dnc::State> memories, std::span<const Var> read_weights,
-               Trace* trace, std::string prefix);
+  MemoryReader(const Linear& head, const dnc::MemoryConfig& m, std::span<const dnc::State> memories,
+               std::span<const Var> read_weights, Trace* trace, std::string prefix);
   int64_t width() const override { return k_ * m_.read_heads * m_.word; }
   Var read(Tape& tape, Var h) override;
 
@@ -259,6 +258,12 @@ struct Views {
   int64_t length[2] = {0, 0};
 };
 Views read_views(Tape& tape, const Batch& batch, const std::string& model);
+
+// The training recipe of the DMNC paper's models (DMNC, DNC and the Table 1 baselines): Adam
+// (lr 1e-3), batch 50, 10,000 iterations, gradients clipped by value to +-10 as in the authors'
+// code, plus a global-norm clip of 5 of ours: without it, 10,000-step DMNC runs collapsed to
+// uniform predictions after a gradient spike (README.md, "sum of two sequences").
+nlohmann::json dmnc_paper_recipe();
 
 // A tiny two-view check batch (B = 2, L = 3): view lengths differ between samples and between the
 // views (masks with zeros), y_mask likewise; labels [2, output_vocab] multi-hot for set output.

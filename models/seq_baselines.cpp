@@ -154,11 +154,7 @@ void register_baseline(SeqBaseline k, const char* summary) {
        .create = [k](const nlohmann::json& c, DType d,
                      uint64_t s) { return std::make_unique<SeqBaselineModel>(k, c, d, s); },
        .default_config = defaults(k),
-       .train_defaults = {{"optimizer", "adam"},
-                          {"lr", 1e-3},
-                          {"batch", 50},
-                          {"iterations", 10000},
-                          {"clip_value", 10}},
+       .train_defaults = layers::dmnc_paper_recipe(),
        .check_configs = {tiny(k, "sequence", false), tiny(k, "set", true)},
        .check_batch = [](Rng& rng, DType dtype,
                          Batch& batch) { layers::make_check_batch(rng, dtype, batch, 7, 9); }});

@@ -5,7 +5,8 @@
 
 namespace memgrad::sum2seq {
 
-void make_batch(Rng& rng, int64_t size, int lmax, DType dtype, Batch& batch) {
+void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch) {
+  const int lmax = f.lmax;
   MG_CHECK(size >= 1, "sum2seq: batch size must be at least 1, got ", size);
   MG_CHECK(lmax >= 1, "sum2seq: Lmax must be at least 1, got ", lmax);
   // Scratch reused across calls (per thread), so a steady-state step allocates nothing here.
@@ -16,11 +17,12 @@ void make_batch(Rng& rng, int64_t size, int lmax, DType dtype, Batch& batch) {
     l = 1 + int(rng.below(uint64_t(lmax)));
     longest = std::max(longest, l);
   }
-  const Shape shape{size, longest};
-  Tensor& x1 = batch.field("x1", shape, dtype);
-  Tensor& x2 = batch.field("x2", shape, dtype);
-  Tensor& m1 = batch.field("x1_mask", shape, dtype);
-  Tensor& m2 = batch.field("x2_mask", shape, dtype);
+  const int64_t view_width = longest + (f.end_marker ? 1 : 0);
+  const Shape shape{size, longest}, view_shape{size, view_width};
+  Tensor& x1 = batch.field("x1", view_shape, dtype);
+  Tensor& x2 = batch.field("x2", view_shape, dtype);
+  Tensor& m1 = batch.field("x1_mask", view_shape, dtype);
+  Tensor& m2 = batch.field("x2_mask", view_shape, dtype);
   Tensor& y = batch.field("y", shape, dtype);
   Tensor& ym = batch.field("y_mask", shape, dtype);
   a.resize(static_cast<size_t>(longest));
@@ -30,26 +32,34 @@ void make_batch(Rng& rng, int64_t size, int lmax, DType dtype, Batch& batch) {
     for (int i = 0; i < len; ++i) a[size_t(i)] = 1 + int(rng.below(kMaxToken));
     for (int i = 0; i < len; ++i) b[size_t(i)] = 1 + int(rng.below(kMaxToken));
     for (int i = 0; i < len; ++i) {
-      const int64_t at = s * longest + i;
+      const int64_t at = s * view_width + i;
       x1.set(at, a[size_t(i)]);
       x2.set(at, b[size_t(i)]);
       m1.set(at, 1);
       m2.set(at, 1);
-      y.set(at, a[size_t(i)] + b[size_t(len - 1 - i)]);
-      ym.set(at, 1);
+      y.set(s * longest + i, a[size_t(i)] + b[size_t(len - 1 - i)]);
+      ym.set(s * longest + i, 1);
+    }
+    if (f.end_marker) {
+      const int64_t at = s * view_width + len;
+      x1.set(at, kEndToken);
+      x2.set(at, kEndToken);
+      m1.set(at, 1);
+      m2.set(at, 1);
     }
   }
   batch.size = size;
 }
 
-void train_batch(uint64_t seed, int64_t step, int64_t size, int lmax, DType dtype, Batch& batch) {
+void train_batch(uint64_t seed, int64_t step, int64_t size, const Format& f, DType dtype,
+                 Batch& batch) {
   Rng rng(seed, 2 * uint64_t(step));  // even keys: training
-  make_batch(rng, size, lmax, dtype, batch);
+  make_batch(rng, size, f, dtype, batch);
 }
 
-void test_batch(uint64_t seed, int lmax, int64_t count, DType dtype, Batch& batch) {
-  Rng rng(seed ^ 0x7e57da7aULL, 2 * uint64_t(lmax) + 1);  // odd keys: test
-  make_batch(rng, count, lmax, dtype, batch);
+void test_batch(uint64_t seed, const Format& f, int64_t count, DType dtype, Batch& batch) {
+  Rng rng(seed ^ 0x7e57da7aULL, 2 * uint64_t(f.lmax) + 1);  // odd keys: test
+  make_batch(rng, count, f, dtype, batch);
 }
 
 }  // namespace memgrad::sum2seq

@@ -3,12 +3,18 @@
 // second view read backwards). Variable lengths are padded to the longest sample of the batch and
 // masked.
 //
+// End marker (setting "end_marker", default on): each view is followed by one extra event, the
+// token kEndToken = 51, as in the DMNC authors' data layout (their token 1 after both views).
+// Without it an encoder has no step after its last number; with it, every encoder gets one step to
+// leave its memory and read weights ready for the decoder whatever L is. Measured effect in
+// README.md.
+//
 // Batch fields (float dtype of the model, whole numbers):
-//   x1, x2            [B, L]  view tokens, 1..50; 0 on padding
-//   x1_mask, x2_mask  [B, L]  1 on real positions
+//   x1, x2            [B, L(+1)]  view tokens, 1..50 (then 51 with the end marker); 0 on padding
+//   x1_mask, x2_mask  [B, L(+1)]  1 on real positions
 //   y                 [B, L]  target tokens 2..100; 0 on padding
 //   y_mask            [B, L]  1 on real positions
-// Vocabularies: input tokens 0..50 (kInputVocab = 51, 0 = PAD); output classes 0..100
+// Vocabularies: input tokens 0..51 (input_vocab(true) = 52, 0 = PAD); output classes 0..100
 // (kOutputVocab = 101; classes 0 and 1 never occur as targets).
 #pragma once
 #include <cstdint>
@@ -19,18 +25,25 @@
 namespace memgrad::sum2seq {
 
 constexpr int kMaxToken = 50;
-constexpr int kInputVocab = kMaxToken + 1;
+constexpr int kEndToken = kMaxToken + 1;
 constexpr int kOutputVocab = 2 * kMaxToken + 1;
+constexpr int input_vocab(bool end_marker) { return end_marker ? kEndToken + 1 : kMaxToken + 1; }
 
-// Fills `batch` with `size` fresh samples of lengths uniform in [1, lmax], drawn from rng.
-void make_batch(Rng& rng, int64_t size, int lmax, DType dtype, Batch& batch);
+struct Format {
+  int lmax = 10;           // L uniform in [1, lmax]
+  bool end_marker = true;  // each view followed by kEndToken
+};
+
+// Fills `batch` with `size` fresh samples of lengths uniform in [1, f.lmax], drawn from rng.
+void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch);
 
 // The training batch of a given step: a pure function of (seed, step), so a resumed run sees the
 // same data as an uninterrupted one.
-void train_batch(uint64_t seed, int64_t step, int64_t size, int lmax, DType dtype, Batch& batch);
+void train_batch(uint64_t seed, int64_t step, int64_t size, const Format& f, DType dtype,
+                 Batch& batch);
 
-// The fixed test set for one Lmax: `count` samples from a stream keyed by (seed, lmax), disjoint
-// from every training stream.
-void test_batch(uint64_t seed, int lmax, int64_t count, DType dtype, Batch& batch);
+// The fixed test set for one Lmax (f.lmax): `count` samples from a stream keyed by (seed, lmax),
+// disjoint from every training stream. The numbers do not depend on f.end_marker.
+void test_batch(uint64_t seed, const Format& f, int64_t count, DType dtype, Batch& batch);
 
 }  // namespace memgrad::sum2seq

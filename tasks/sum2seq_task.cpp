@@ -17,10 +17,10 @@ class Sum2SeqTask : public Task {
       : settings_(s),
         seed_(s.at("seed").get<uint64_t>()),
         test_seed_(s.at("test_seed").get<uint64_t>()),
-        lmax_(s.at("lmax").get<int>()),
+        format_{.lmax = s.at("lmax").get<int>(), .end_marker = s.value("end_marker", true)},
         test_samples_(s.at("test_samples").get<int64_t>()),
         test_lmax_(s.at("test_lmax").get<std::vector<int>>()) {
-    MG_CHECK(lmax_ >= 1, "sum2seq: lmax must be at least 1, got ", lmax_);
+    MG_CHECK(format_.lmax >= 1, "sum2seq: lmax must be at least 1, got ", format_.lmax);
     MG_CHECK(test_samples_ >= 1, "sum2seq: test_samples must be at least 1");
     for (int l : test_lmax_) MG_CHECK(l >= 1, "sum2seq: test_lmax values must be at least 1");
   }
@@ -28,18 +28,21 @@ class Sum2SeqTask : public Task {
   std::string name() const override { return "sum2seq"; }
   nlohmann::json config() const override { return settings_; }
   nlohmann::json model_dims() const override {
-    return {{"input_vocab", sum2seq::kInputVocab}, {"output_vocab", sum2seq::kOutputVocab}};
+    return {{"input_vocab", sum2seq::input_vocab(format_.end_marker)},
+            {"output_vocab", sum2seq::kOutputVocab}};
   }
   int64_t steps_per_epoch(int64_t) const override { return 1; }
   void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
-    sum2seq::train_batch(seed_, step, batch_size, lmax_, dtype, batch);
+    sum2seq::train_batch(seed_, step, batch_size, format_, dtype, batch);
   }
 
   nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
     nlohmann::json per_sample = nlohmann::json::object(), pooled = nlohmann::json::object();
     for (int lmax : test_lmax_) {
       Batch all, part;
-      sum2seq::test_batch(test_seed_, lmax, test_samples_, dtype, all);
+      sum2seq::Format f = format_;
+      f.lmax = lmax;
+      sum2seq::test_batch(test_seed_, f, test_samples_, dtype, all);
       std::vector<int> flat_pred, flat_target;
       std::vector<uint8_t> flat_mask;
       double sample_sum = 0;
@@ -100,16 +103,17 @@ class Sum2SeqTask : public Task {
   }
 
  private:
-  // Copies samples [start, start+n) of every field of `all` into `part`, trimming the padding to
-  // the longest sample of the part.
+  // Copies samples [start, start+n) of every field of `all` into `part`, trimming each field's
+  // padding to the longest sample of the part by its own mask ("x1" and "x1_mask" by "x1_mask").
   static void slice_batch(const Batch& all, int64_t start, int64_t n, Batch& part) {
-    const Tensor& ym = all.get("y_mask");
-    const int64_t width = ym.dim(1);
-    int64_t longest = 1;
-    for (int64_t b = start; b < start + n; ++b)
-      for (int64_t t = 0; t < width; ++t)
-        if (ym.at(b * width + t) != 0) longest = std::max(longest, t + 1);
     for (const auto& [name, t] : all.fields()) {
+      const bool is_mask = name.size() > 5 && name.compare(name.size() - 5, 5, "_mask") == 0;
+      const Tensor& mask = all.get(is_mask ? name : name + "_mask");
+      const int64_t width = t.dim(1);
+      int64_t longest = 1;
+      for (int64_t b = start; b < start + n; ++b)
+        for (int64_t i = 0; i < width; ++i)
+          if (mask.at(b * width + i) != 0) longest = std::max(longest, i + 1);
       Tensor& dst = part.field(name, Shape{n, longest}, t.dtype());
       for (int64_t b = 0; b < n; ++b)
         for (int64_t i = 0; i < longest; ++i)
@@ -121,7 +125,7 @@ class Sum2SeqTask : public Task {
   nlohmann::json settings_;
   uint64_t seed_;       // training data (the run's seed unless set)
   uint64_t test_seed_;  // test sets: fixed, so runs with different seeds compare on the same data
-  int lmax_;
+  sum2seq::Format format_;
   int64_t test_samples_;
   std::vector<int> test_lmax_;
 };
@@ -133,6 +137,7 @@ const bool kRegistered = [] {
                  .default_settings = {{"seed", 1},
                                       {"test_seed", 2024},
                                       {"lmax", 10},
+                                      {"end_marker", true},
                                       {"test_lmax", {10, 15, 20}},
                                       {"test_samples", 2500}}});
   return true;

@@ -65,7 +65,9 @@ nlohmann::json convert(const std::string& flag, const std::string& text,
       if (used != text.size() || !std::isfinite(v)) throw std::invalid_argument(text);
       return v;
     }
-    if (like.is_array()) {
+    if (like.is_array()) {  // "1,2,3" or the JSON form "[1,2,3]" that --help prints
+      if (text.size() >= 2 && text.front() == '[' && text.back() == ']')
+        return convert(flag, text.substr(1, text.size() - 2), like);
       nlohmann::json out = nlohmann::json::array();
       size_t start = 0;
       while (start <= text.size()) {

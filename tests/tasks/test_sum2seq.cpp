@@ -6,42 +6,52 @@
 using namespace memgrad;
 
 TEST_CASE("sum2seq samples follow y_i = x1_i + x2_{L+1-i} with masked padding") {
-  Batch b;
-  Rng rng(3);
-  sum2seq::make_batch(rng, 64, 10, DType::f64, b);
-  const Tensor &x1 = b.get("x1"), &x2 = b.get("x2"), &y = b.get("y"), &ym = b.get("y_mask");
-  const int64_t width = x1.dim(1);
-  bool saw_short = false, saw_long = false;
-  for (int64_t s = 0; s < 64; ++s) {
-    int64_t len = 0;
-    while (len < width && ym.at(s * width + len) != 0) ++len;
-    CHECK(len >= 1);
-    CHECK(len <= 10);
-    saw_short |= len <= 2;
-    saw_long |= len >= 9;
-    for (int64_t i = 0; i < width; ++i) {
-      const int64_t at = s * width + i;
-      if (i < len) {
-        CHECK(x1.at(at) >= 1);
-        CHECK(x1.at(at) <= 50);
-        CHECK(y.at(at) == x1.at(at) + x2.at(s * width + (len - 1 - i)));
-        CHECK(b.get("x1_mask").at(at) == 1);
-      } else {
-        CHECK(x1.at(at) == 0);
-        CHECK(y.at(at) == 0);
-        CHECK(ym.at(at) == 0);
+  for (const bool end_marker : {false, true}) {
+    CAPTURE(end_marker);
+    Batch b;
+    Rng rng(3);
+    sum2seq::make_batch(rng, 64, {.lmax = 10, .end_marker = end_marker}, DType::f64, b);
+    const Tensor &x1 = b.get("x1"), &x2 = b.get("x2"), &y = b.get("y"), &ym = b.get("y_mask");
+    const int64_t width = y.dim(1), view_width = x1.dim(1);
+    CHECK(view_width == width + (end_marker ? 1 : 0));
+    bool saw_short = false, saw_long = false;
+    for (int64_t s = 0; s < 64; ++s) {
+      int64_t len = 0;
+      while (len < width && ym.at(s * width + len) != 0) ++len;
+      CHECK(len >= 1);
+      CHECK(len <= 10);
+      saw_short |= len <= 2;
+      saw_long |= len >= 9;
+      for (int64_t i = 0; i < width; ++i) {
+        const int64_t at = s * width + i, v = s * view_width + i;
+        if (i < len) {
+          CHECK(x1.at(v) >= 1);
+          CHECK(x1.at(v) <= 50);
+          CHECK(y.at(at) == x1.at(v) + x2.at(s * view_width + (len - 1 - i)));
+          CHECK(b.get("x1_mask").at(v) == 1);
+        } else {
+          CHECK(y.at(at) == 0);
+          CHECK(ym.at(at) == 0);
+        }
+      }
+      for (int64_t i = len; i < view_width; ++i) {  // the end marker, then padding
+        const int64_t v = s * view_width + i;
+        const bool marker = end_marker && i == len;
+        CHECK(x1.at(v) == (marker ? sum2seq::kEndToken : 0));
+        CHECK(x2.at(v) == (marker ? sum2seq::kEndToken : 0));
+        CHECK(b.get("x2_mask").at(v) == (marker ? 1 : 0));
       }
     }
+    CHECK(saw_short);
+    CHECK(saw_long);
   }
-  CHECK(saw_short);
-  CHECK(saw_long);
 }
 
 TEST_CASE("training batches are a pure function of (seed, step)") {
   Batch a, b, c;
-  sum2seq::train_batch(1, 17, 8, 10, DType::f32, a);
-  sum2seq::train_batch(1, 17, 8, 10, DType::f32, b);
-  sum2seq::train_batch(1, 18, 8, 10, DType::f32, c);
+  sum2seq::train_batch(1, 17, 8, {}, DType::f32, a);
+  sum2seq::train_batch(1, 17, 8, {}, DType::f32, b);
+  sum2seq::train_batch(1, 18, 8, {}, DType::f32, c);
   CHECK(a.get("x1").to_vector() == b.get("x1").to_vector());
   CHECK(a.get("x1").to_vector() != c.get("x1").to_vector());
 }
