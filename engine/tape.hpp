@@ -94,6 +94,11 @@ class Tape {
   bool has_grad(NodeId id) const { return grad_live_[size_t(id)] != 0; }
   // The gradient of node id, allocated and zeroed on first use in this backward pass.
   Tensor& grad(NodeId id);
+  // The gradient of node id for a backward that will write *every* element of it. On the first
+  // contribution in this pass the buffer is returned uninitialised and `overwrite` is set: the
+  // caller stores instead of adding, which saves zeroing the buffer and reading it back. Later
+  // contributions get the live buffer with `overwrite` false and must add, as with grad().
+  Tensor& grad_for_write(NodeId id, bool& overwrite);
 
   // Runs backward from a scalar (numel 1) loss with d(loss) = 1.
   void backward(Var loss, bool flush_params = true);
