@@ -112,21 +112,22 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   }
 
   const bool attend = kind_ == SeqBaseline::wlas;
-  std::vector<Var> outputs[2];
+  std::array<std::vector<Var>, 2>& outputs = encoder_outputs_;
   LstmState final_state[2];
   for (int i = 0; i < 2; ++i) {
-    if (attend) outputs[i].reserve(size_t(views.length[i]));
+    outputs[size_t(i)].clear();
     const LstmCell& cell = cell_[size_t(i)];
     final_state[i] =
         layers::run_lstm(tape, cell, emb[i], views.mask[i], cell.zero_state(tape, B, dtype), 0.0,
-                         attend ? &outputs[i] : nullptr);
+                         attend ? &outputs[size_t(i)] : nullptr);
   }
   const LstmState h0 = layers::concat_states(final_state[0], final_state[1]);
   if (!attend) return decoder_.run(tape, batch, opts, name(), h0, Var{}, nullptr);
 
   std::array<layers::Attention::Memory, 2> mem;
   for (int i = 0; i < 2; ++i)
-    mem[size_t(i)] = attention_[size_t(i)].prepare(tape, stack(outputs[i], 1), views.mask[i]);
+    mem[size_t(i)] =
+        attention_[size_t(i)].prepare(tape, stack(outputs[size_t(i)], 1), views.mask[i]);
   AttentionReader reader(attention_, mem, 2 * hidden_, opts.trace);
   Var context0 = reader.read(tape, h0.h);
   return decoder_.run(tape, batch, opts, name(), h0, context0, &reader);

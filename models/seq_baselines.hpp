@@ -50,6 +50,7 @@ class SeqBaselineModel : public Model {
   std::vector<LstmCell> cell_;  // lstm: one encoder; dual-lstm, wlas: two
   std::array<layers::Attention, 2> attention_;
   layers::Decoder decoder_;
+  std::array<std::vector<Var>, 2> encoder_outputs_;  // wlas: reused per step (no allocation)
 };
 
 }  // namespace memgrad
