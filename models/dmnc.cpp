@@ -174,24 +174,14 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
                                    const std::string& prefix) const {
   const dnc::State prev = layers::fold_write_into_usage(s[size_t(i)].memory);
   const dnc::State& other = s[size_t(1 - i)].memory;
-  const int64_t B = prev.memory.dim(0), N = mem_.slots, W = mem_.word;
+  const int64_t N = mem_.slots;
   // The previous read weights over [M1; M2], split into the two memories' blocks.
   const Var block[2] = {slice(prev.read_weights, 2, 0, N), slice(prev.read_weights, 2, N, N)};
 
-  // Write: encoder i writes its own memory M_i (Eq. 11), with M_i's usage, allocation and link.
-  dnc::State next;
-  next.usage = dnc::usage_update(prev.usage, prev.write_weights, block[i], iface.free_gates);
-  Var alloc = dnc::allocation(next.usage);
-  Var content_w =
-      reshape(dnc::content_weighting(prev.memory, reshape(iface.write_key, Shape{B, 1, W}),
-                                     reshape(iface.write_strength, Shape{B, 1})),
-              Shape{B, N});
-  next.write_weights = dnc::write_weighting(alloc, content_w, iface.alloc_gate, iface.write_gate);
-  next.memory =
-      dnc::erase_and_write(prev.memory, next.write_weights, iface.erase, iface.write_vector);
-  const dnc::LinkResult link = dnc::link_update(prev.link, prev.precedence, next.write_weights);
-  next.link = link.link;
-  next.precedence = link.precedence;
+  // Write: encoder i writes its own memory M_i (Eq. 11), with M_i's usage, allocation and link;
+  // its free gates act on its previous read weights on M_i's block.
+  dnc::StepDetail detail;
+  dnc::State next = dnc::write_step(prev, iface, block[i], detail);
 
   // Read (Eq. 7-8): the shared address space [M1; M2], with M_i just written and the other memory
   // as its encoder last left it; temporal links block-diagonal.

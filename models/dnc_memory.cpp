@@ -262,23 +262,7 @@ State step_with_detail(const State& prev, const Interface& iface, StepDetail& de
   }
 
   detail = StepDetail{};
-  State next = prev;
-  if (write) {
-    next.usage = usage_update(prev.usage, prev.write_weights, prev.read_weights, iface.free_gates);
-    const AllocationResult alloc = allocation_with_order(next.usage);
-    detail.allocation = alloc.allocation;
-    detail.sort_order = alloc.sort_order;
-    detail.write_content_weights =
-        reshape(content_weighting(prev.memory, reshape(iface.write_key, Shape{B, 1, W}),
-                                  reshape(iface.write_strength, Shape{B, 1})),
-                Shape{B, N});
-    next.write_weights = write_weighting(alloc.allocation, detail.write_content_weights,
-                                         iface.alloc_gate, iface.write_gate);
-    next.memory = erase_and_write(prev.memory, next.write_weights, iface.erase, iface.write_vector);
-    const LinkResult link = link_update(prev.link, prev.precedence, next.write_weights);
-    next.link = link.link;
-    next.precedence = link.precedence;
-  }
+  State next = write ? write_step(prev, iface, prev.read_weights, detail) : prev;
   detail.read_content_weights =
       content_weighting(next.memory, iface.read_keys, iface.read_strengths);
   const DirectionalResult dir = directional_read(next.link, prev.read_weights);
@@ -298,6 +282,26 @@ State step_with_detail(const State& prev, const Interface& iface, StepDetail& de
     record(trace, prefix, "read_weights", next.read_weights);
     record(trace, prefix, "read_modes", iface.read_modes);
   }
+  return next;
+}
+
+State write_step(const State& prev, const Interface& iface, Var freed_reads, StepDetail& detail) {
+  const int64_t B = prev.memory.dim(0), N = prev.memory.dim(1), W = prev.memory.dim(2);
+  State next = prev;
+  next.usage = usage_update(prev.usage, prev.write_weights, freed_reads, iface.free_gates);
+  const AllocationResult alloc = allocation_with_order(next.usage);
+  detail.allocation = alloc.allocation;
+  detail.sort_order = alloc.sort_order;
+  detail.write_content_weights =
+      reshape(content_weighting(prev.memory, reshape(iface.write_key, Shape{B, 1, W}),
+                                reshape(iface.write_strength, Shape{B, 1})),
+              Shape{B, N});
+  next.write_weights = write_weighting(alloc.allocation, detail.write_content_weights,
+                                       iface.alloc_gate, iface.write_gate);
+  next.memory = erase_and_write(prev.memory, next.write_weights, iface.erase, iface.write_vector);
+  const LinkResult link = link_update(prev.link, prev.precedence, next.write_weights);
+  next.link = link.link;
+  next.precedence = link.precedence;
   return next;
 }
 

@@ -150,4 +150,11 @@ struct StepDetail {
 State step_with_detail(const State& prev, const Interface& iface, StepDetail& detail,
                        bool write = true, Trace* trace = nullptr, const std::string& prefix = "");
 
+// The write half of step(): usage (freeing the slots that `freed_reads` [B,R,N], the previous
+// read weights on this memory, point at), allocation, write weighting, erase and write, link and
+// precedence. Returns prev with those five fields replaced (read weights and vectors as in prev).
+// step() calls it with prev.read_weights; DMNC's early fusion with the block of its read weights
+// that falls on this memory. Fills allocation, sort_order and write_content_weights of `detail`.
+State write_step(const State& prev, const Interface& iface, Var freed_reads, StepDetail& detail);
+
 }  // namespace memgrad::dnc
