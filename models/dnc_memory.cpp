@@ -44,9 +44,7 @@ Var one_minus(Var x) { return add_scalar(neg(x), 1.0); }
 Var oneplus(Var x) { return add_scalar(softplus(x), 1.0); }
 
 // |x|_e = sqrt(sum over the last axis of x^2 + eps), keeping the axis: [..., W] -> [..., 1].
-Var eps_norm(Var x) {
-  return sqrt(add_scalar(sum_axis(mul(x, x), -1, /*keepdim=*/true), kEpsilon));
-}
+Var eps_norm(Var x) { return l2_norm(x, kEpsilon); }
 
 void record(Trace* trace, const std::string& prefix, const char* name, Var v) {
   if (!trace || !v.defined()) return;

@@ -76,15 +76,10 @@ LstmState LstmCell::step_projected(Tape& tape, Var xw_t, const LstmState& prev) 
            "': cell state of shape ", prev.c.defined() ? prev.c.shape().str() : "undefined",
            " does not match h of shape ", prev.h.shape());
   Var gates = add(xw_t, matmul(prev.h, tape.param(*w_h_)));  // [B,4H]: i f g o
-  // One sigmoid over all four blocks (the g block's is unused): fewer nodes than three.
-  Var s = sigmoid(gates);
-  Var i = slice(s, 1, 0, H);
-  Var f = slice(s, 1, H, H);
-  Var o = slice(s, 1, 3 * H, H);
-  Var g = tanh(slice(gates, 1, 2 * H, H));
-  Var c = add(mul(f, prev.c), mul(i, g));
-  Var h = mul(o, tanh(c));
-  return {h, c};
+  // c = f * c_prev + i * g, h = o * tanh(c), as one op (ops/nn.hpp lstm_cell): profiling showed
+  // the seven elementwise nodes it replaces costing more than the matrix products.
+  Var hc = lstm_cell(gates, prev.c);
+  return {slice(hc, 1, 0, H), slice(hc, 1, H, H)};
 }
 
 StackedLstm::StackedLstm(ParameterSet& params, const std::string& prefix, int64_t input_size,

@@ -36,6 +36,26 @@ BroadcastPlan plan_broadcast(const char* op, const Shape& a, const Shape& b) {
   p.stride_a = padded_strides(a, p.out);
   p.stride_b = padded_strides(b, p.out);
   p.same = a == b;
+  // Merge dims for the runs: skip dims of size 1; fold dim d into the previous merged dim when,
+  // for both inputs, stepping the previous dim once equals stepping dim d across its whole extent
+  // (both contiguous there, or both stretched).
+  int r = 0;
+  for (size_t d = 0; d < 4; ++d) {
+    const int64_t n = p.out.dims[d], sa = p.stride_a[d], sb = p.stride_b[d];
+    if (n == 1) continue;
+    if (r > 0 && p.run_stride_a[size_t(r - 1)] == sa * n &&
+        p.run_stride_b[size_t(r - 1)] == sb * n) {
+      p.run_dims[size_t(r - 1)] *= n;
+      p.run_stride_a[size_t(r - 1)] = sa;
+      p.run_stride_b[size_t(r - 1)] = sb;
+    } else {
+      p.run_dims[size_t(r)] = n;
+      p.run_stride_a[size_t(r)] = sa;
+      p.run_stride_b[size_t(r)] = sb;
+      ++r;
+    }
+  }
+  p.runs_rank = r > 0 ? r : 1;  // a one-element output: one run of length 1
   return p;
 }
 

@@ -2,10 +2,12 @@
 // derivatives may use the saved output y, which is cheaper than recomputing (exp, sigmoid, tanh).
 #include "ops/elementwise.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/gradcheck.hpp"
 #include "ops/broadcast.hpp"
+#include "ops/vec_math.hpp"
 
 namespace memgrad {
 namespace {
@@ -102,22 +104,100 @@ struct PreluRule {  // a = x, b = slope
   }
 };
 
+// Adds g * d(o, i, j) into the gradient gx of one input of a binary op (a when ForB is false, b
+// otherwise), where d is the local derivative at output o with input indices i (into a) and j
+// (into b). With `overwrite` (the first contribution, and an input as large as the output) it
+// stores instead. Along a run where the input is stretched, the run is summed first and added
+// once: that is the reduction of a broadcast input back to its shape.
+template <bool ForB, class T, class D>
+void binary_input_grad(const BroadcastPlan& plan, const T* g, T* gx, bool overwrite, D d) {
+  for_each_run(plan, [&](int64_t o, int64_t i, int64_t j, int64_t n, auto sa, auto sb) {
+    const int64_t x = ForB ? j : i;
+    constexpr int64_t sx = ForB ? decltype(sb)::value : decltype(sa)::value;
+    if constexpr (sx == 0) {
+      T acc = 0;
+      for (int64_t k = 0; k < n; ++k) acc += g[o + k] * d(o + k, i + k * sa, j + k * sb);
+      gx[x] += acc;
+    } else if (overwrite) {
+      for (int64_t k = 0; k < n; ++k) gx[x + k] = g[o + k] * d(o + k, i + k * sa, j + k * sb);
+    } else {
+      for (int64_t k = 0; k < n; ++k) gx[x + k] += g[o + k] * d(o + k, i + k * sa, j + k * sb);
+    }
+  });
+}
+
+// The gradient buffer of input `in` for a backward that covers all `out_numel` output elements:
+// overwritten on its first contribution when the input is not broadcast (each element written
+// exactly once), otherwise zeroed on first use and accumulated.
+template <class T>
+T* input_grad_buffer(Tape& tape, NodeId in, int64_t out_numel, bool& overwrite) {
+  if (tape.value(in).numel() == out_numel) return tape.grad_for_write(in, overwrite).data<T>();
+  overwrite = false;
+  return tape.grad(in).data<T>();
+}
+
 template <class Rule>
 void binary_backward(Tape& tape, NodeId id) {
   const NodeId ia = tape.input_id(id, 0), ib = tape.input_id(id, 1);
   const Tensor &a = tape.value(ia), &b = tape.value(ib), &z = tape.value(id);
   const BroadcastPlan plan = plan_broadcast(tape.node(id).op->name, a.shape(), b.shape());
-  const bool want_a = tape.requires_grad(ia), want_b = tape.requires_grad(ib);
   MG_DISPATCH(z.dtype(), T, {
     const T *pa = a.data<T>(), *pb = b.data<T>(), *pz = z.data<T>();
     const T* g = tape.grad(id).data<T>();
-    T* ga = want_a ? tape.grad(ia).data<T>() : nullptr;
-    T* gb = want_b ? tape.grad(ib).data<T>() : nullptr;
-    // Stretched inputs are visited once per output element they fed: += sums them back.
-    for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
-      if (ga) ga[i] += g[o] * Rule::da(pa[i], pb[j], pz[o]);
-      if (gb) gb[j] += g[o] * Rule::db(pa[i], pb[j], pz[o]);
-    });
+    if (ia == ib && tape.requires_grad(ia)) {
+      // The same node twice (mul(x, x) in a squared norm): one gradient, g * (da + db).
+      bool over = false;
+      T* gx = tape.grad_for_write(ia, over).data<T>();
+      const int64_t n = z.numel();
+      auto d = [&](int64_t k) {
+        return g[k] * (Rule::da(pa[k], pb[k], pz[k]) + Rule::db(pa[k], pb[k], pz[k]));
+      };
+      if (over)
+        for (int64_t k = 0; k < n; ++k) gx[k] = d(k);
+      else
+        for (int64_t k = 0; k < n; ++k) gx[k] += d(k);
+      return;
+    }
+    if (plan.same && tape.requires_grad(ia) && tape.requires_grad(ib)) {
+      // Same shapes, both gradients wanted: one sweep reads g, a and b once for both.
+      bool over_a = false, over_b = false;
+      T* ga = tape.grad_for_write(ia, over_a).data<T>();
+      T* gb = tape.grad_for_write(ib, over_b).data<T>();
+      const int64_t n = z.numel();
+      auto sweep = [&](auto store_a, auto store_b) {  // compile-time store (true) or add
+        for (int64_t k = 0; k < n; ++k) {
+          const T da = g[k] * Rule::da(pa[k], pb[k], pz[k]);
+          const T db = g[k] * Rule::db(pa[k], pb[k], pz[k]);
+          ga[k] = store_a ? da : ga[k] + da;
+          gb[k] = store_b ? db : gb[k] + db;
+        }
+      };
+      using Yes = std::true_type;
+      using No = std::false_type;
+      if (over_a && over_b)
+        sweep(Yes{}, Yes{});
+      else if (over_a)
+        sweep(Yes{}, No{});
+      else if (over_b)
+        sweep(No{}, Yes{});
+      else
+        sweep(No{}, No{});
+      return;
+    }
+    // Otherwise one pass per input that wants a gradient (a broadcast input is reduced here).
+    bool overwrite = false;
+    if (tape.requires_grad(ia)) {
+      T* ga = input_grad_buffer<T>(tape, ia, z.numel(), overwrite);
+      binary_input_grad<false>(plan, g, ga, overwrite, [&](int64_t o, int64_t i, int64_t j) {
+        return Rule::da(pa[i], pb[j], pz[o]);
+      });
+    }
+    if (tape.requires_grad(ib)) {
+      T* gb = input_grad_buffer<T>(tape, ib, z.numel(), overwrite);
+      binary_input_grad<true>(plan, g, gb, overwrite, [&](int64_t o, int64_t i, int64_t j) {
+        return Rule::db(pa[i], pb[j], pz[o]);
+      });
+    }
   });
 }
 
@@ -131,8 +211,9 @@ Var binary(const OpDef& op, Var a, Var b) {
   MG_DISPATCH(a.dtype(), T, {
     const T *pa = a.value().data<T>(), *pb = b.value().data<T>();
     T* pz = a.tape->value(z.id).data<T>();
-    for_each_broadcast(plan,
-                       [&](int64_t o, int64_t i, int64_t j) { pz[o] = Rule::f(pa[i], pb[j]); });
+    for_each_run(plan, [&](int64_t o, int64_t i, int64_t j, int64_t n, auto sa, auto sb) {
+      for (int64_t k = 0; k < n; ++k) pz[o + k] = Rule::f(pa[i + k * sa], pb[j + k * sb]);
+    });
   });
   return z;
 }
@@ -190,6 +271,7 @@ struct PowRule {
   }
 };
 struct SigmoidRule {
+  static vec::f32x4 f4(vec::f32x4 x) { return vec::sigmoid(x); }  // float32, 4 lanes at once
   template <class T>
   static T f(T x, double, double) {
     // Two branches keep exp's argument non-positive: no overflow for large |x|.
@@ -207,6 +289,7 @@ struct TanhRule {
   static T f(T x, double, double) {
     return std::tanh(x);
   }
+  static vec::f32x4 f4(vec::f32x4 x) { return vec::tanh(x); }  // float32, 4 lanes at once
   template <class T>
   static T df(T, T y, double, double) {
     return T(1) - y * y;
@@ -271,10 +354,14 @@ void unary_backward(Tape& tape, NodeId id) {
   const Tensor &x = tape.value(ix), &y = tape.value(id);
   MG_DISPATCH(y.dtype(), T, {
     const T *px = x.data<T>(), *py = y.data<T>(), *g = tape.grad(id).data<T>();
-    T* gx = tape.grad(ix).data<T>();
+    bool overwrite = false;
+    T* gx = tape.grad_for_write(ix, overwrite).data<T>();
     const int64_t count = y.numel();
     const double p0 = n.reals[0], p1 = n.reals[1];
-    for (int64_t i = 0; i < count; ++i) gx[i] += g[i] * Rule::df(px[i], py[i], p0, p1);
+    if (overwrite)
+      for (int64_t i = 0; i < count; ++i) gx[i] = g[i] * Rule::df(px[i], py[i], p0, p1);
+    else
+      for (int64_t i = 0; i < count; ++i) gx[i] += g[i] * Rule::df(px[i], py[i], p0, p1);
   });
 }
 
@@ -287,7 +374,11 @@ Var unary(const OpDef& op, Var x, double p0 = 0, double p1 = 0) {
     const T* px = x.value().data<T>();
     T* py = x.tape->value(y.id).data<T>();
     const int64_t count = x.value().numel();
-    for (int64_t i = 0; i < count; ++i) py[i] = Rule::f(px[i], p0, p1);
+    // Rules with a float32 SIMD version (f4: sigmoid, tanh) use it; see vec_math.hpp.
+    if constexpr (sizeof(T) == 4 && requires(vec::f32x4 v) { Rule::f4(v); })
+      vec::map(px, py, count, Rule::f4);
+    else
+      for (int64_t i = 0; i < count; ++i) py[i] = Rule::f(px[i], p0, p1);
   });
   return y;
 }
@@ -298,17 +389,48 @@ void where_backward(Tape& tape, NodeId id) {
   const NodeId im = tape.input_id(id, 0), ia = tape.input_id(id, 1), ib = tape.input_id(id, 2);
   const Tensor &m = tape.value(im), &b = tape.value(ib), &z = tape.value(id);
   const BroadcastPlan pm = plan_broadcast("where", z.shape(), m.shape());
-  const BroadcastPlan pb = plan_broadcast("where", z.shape(), b.shape());
   const bool want_a = tape.requires_grad(ia), want_b = tape.requires_grad(ib);
   MG_DISPATCH(z.dtype(), T, {
     const T *pmask = m.data<T>(), *g = tape.grad(id).data<T>();
-    T* ga = want_a ? tape.grad(ia).data<T>() : nullptr;
+    bool over_a = false, over_b = false;
+    T* ga = want_a ? tape.grad_for_write(ia, over_a).data<T>() : nullptr;
+    if (b.shape() == z.shape()) {
+      // The common case (a masked state update): runs along the output with the mask's value
+      // constant (sm = 0) or varying (sm = 1); each gradient is written once per element.
+      T* gb = want_b ? tape.grad_for_write(ib, over_b).data<T>() : nullptr;
+      for_each_run(pm, [&](int64_t o, int64_t, int64_t j, int64_t n, auto, auto sm) {
+        if constexpr (decltype(sm)::value == 0) {
+          // One mask value for the whole run (a [B, 1, 1] mask over [B, N, W]): the run's
+          // gradient goes to one input as a block; the other gets zeros if it is being written.
+          // (Zeros first: when a and b are one node, `other` and `to` are one buffer.)
+          const bool on = pmask[j] != T(0);
+          T* to = on ? ga : gb;
+          T* other = on ? gb : ga;
+          if (other && (on ? over_b : over_a)) std::fill_n(other + o, n, T(0));
+          if (to && (on ? over_a : over_b))
+            std::copy_n(g + o, n, to + o);
+          else if (to)
+            for (int64_t k = 0; k < n; ++k) to[o + k] += g[o + k];
+        } else {
+          for (int64_t k = 0; k < n; ++k) {
+            const bool keep_a = pmask[j + k] != T(0);
+            const T to_a = keep_a ? g[o + k] : T(0), to_b = keep_a ? T(0) : g[o + k];
+            if (ga) ga[o + k] = over_a ? to_a : ga[o + k] + to_a;
+            if (gb) gb[o + k] = over_b ? to_b : gb[o + k] + to_b;
+          }
+        }
+      });
+      return;
+    }
+    // b broadcast too: element by element.
+    const BroadcastPlan pb = plan_broadcast("where", z.shape(), b.shape());
     T* gb = want_b ? tape.grad(ib).data<T>() : nullptr;
     for_each_broadcast(pm, [&](int64_t o, int64_t, int64_t j) {
       if (pmask[j] != T(0)) {
-        if (ga) ga[o] += g[o];
-      } else if (gb) {
-        gb[b_index(pb, o)] += g[o];
+        if (ga) ga[o] = over_a ? g[o] : ga[o] + g[o];
+      } else {
+        if (ga && over_a) ga[o] = T(0);
+        if (gb) gb[b_index(pb, o)] += g[o];
       }
     });
   });
@@ -346,9 +468,18 @@ Var where(Var mask, Var a, Var b) {
   MG_DISPATCH(a.dtype(), T, {
     const T *pmask = mask.value().data<T>(), *pa = a.value().data<T>(), *pbv = b.value().data<T>();
     T* pz = a.tape->value(z.id).data<T>();
-    for_each_broadcast(pm, [&](int64_t o, int64_t, int64_t j) {
-      pz[o] = pmask[j] != T(0) ? pa[o] : pbv[b_index(pb, o)];
-    });
+    if (b.shape() == a.shape()) {  // the common case: runs with a contiguous select
+      for_each_run(pm, [&](int64_t o, int64_t, int64_t j, int64_t n, auto, auto sm) {
+        if constexpr (decltype(sm)::value == 0)  // one mask value for the run: a block copy
+          std::copy_n((pmask[j] != T(0) ? pa : pbv) + o, n, pz + o);
+        else
+          for (int64_t k = 0; k < n; ++k) pz[o + k] = pmask[j + k] != T(0) ? pa[o + k] : pbv[o + k];
+      });
+    } else {
+      for_each_broadcast(pm, [&](int64_t o, int64_t, int64_t j) {
+        pz[o] = pmask[j] != T(0) ? pa[o] : pbv[b_index(pb, o)];
+      });
+    }
   });
   return z;
 }

@@ -3,7 +3,8 @@
 // calls:
 //   C = op(A) op(B)  =>  d op(A) = G op(B)^T,   d op(B) = op(A)^T G,
 // and a gradient of a transposed operand is the transpose of that, which gemm's flags give for
-// free. Gradients are accumulated with beta = 1 straight into the inputs' gradient buffers.
+// free. Gradients go straight into the inputs' gradient buffers: beta = 1 adds, and beta = 0
+// stores on a buffer's first contribution (which then needs no zeroing).
 #include "ops/linalg.hpp"
 
 #include "engine/blas.hpp"
@@ -15,6 +16,13 @@ namespace {
 MG_OP(matmul);
 MG_OP(bmm);
 MG_OP(outer);
+
+// The beta of a gradient product: 0 stores into a gradient buffer met for the first time in this
+// backward pass (uninitialised, see Tape::grad_for_write), 1 adds into a live one.
+template <class T>
+T beta(bool overwrite) {
+  return overwrite ? T(0) : T(1);
+}
 
 // Product of all dims but the last: the number of rows when leading dims are folded.
 int64_t folded_rows(const Shape& s) {
@@ -38,12 +46,15 @@ void matmul_backward(Tape& tape, NodeId id) {
   const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
   MG_DISPATCH(a.dtype(), T, {
     const T* g = tape.grad(id).data<T>();
-    if (tape.requires_grad(ia))  // da = g b^T: [rows, m] x [m, k]
-      gemm<T>(false, true, rows, k, m, T(1), g, m, b.data<T>(), m, T(1), tape.grad(ia).data<T>(),
-              k);
-    if (tape.requires_grad(ib))  // db = a^T g over all rows at once: [k, rows] x [rows, m]
-      gemm<T>(true, false, k, m, rows, T(1), a.data<T>(), k, g, m, T(1), tape.grad(ib).data<T>(),
-              m);
+    bool overwrite = false;
+    if (tape.requires_grad(ia)) {  // da = g b^T: [rows, m] x [m, k]
+      T* ga = tape.grad_for_write(ia, overwrite).data<T>();
+      gemm<T>(false, true, rows, k, m, T(1), g, m, b.data<T>(), m, beta<T>(overwrite), ga, k);
+    }
+    if (tape.requires_grad(ib)) {  // db = a^T g over all rows at once: [k, rows] x [rows, m]
+      T* gb = tape.grad_for_write(ib, overwrite).data<T>();
+      gemm<T>(true, false, k, m, rows, T(1), a.data<T>(), k, g, m, beta<T>(overwrite), gb, m);
+    }
   });
 }
 
@@ -65,19 +76,22 @@ void bmm_backward(Tape& tape, NodeId id) {
   const int64_t sa = n * k, sb = k * m, sg = n * m;
   MG_DISPATCH(a.dtype(), T, {
     const T *g = tape.grad(id).data<T>(), *pa = a.data<T>(), *pb = b.data<T>();
+    bool overwrite = false;
     if (tape.requires_grad(ia)) {
-      T* ga = tape.grad(ia).data<T>();
+      T* ga = tape.grad_for_write(ia, overwrite).data<T>();
+      const T beta_a = beta<T>(overwrite);
       if (!ta)  // dA [n, k] = G op(B)^T
-        gemm_batched<T>(batch, false, !tb, n, k, m, T(1), g, sg, pb, sb, T(1), ga, sa);
+        gemm_batched<T>(batch, false, !tb, n, k, m, T(1), g, sg, pb, sb, beta_a, ga, sa);
       else  // dA [k, n] = (G op(B)^T)^T = op(B) G^T
-        gemm_batched<T>(batch, tb, true, k, n, m, T(1), pb, sb, g, sg, T(1), ga, sa);
+        gemm_batched<T>(batch, tb, true, k, n, m, T(1), pb, sb, g, sg, beta_a, ga, sa);
     }
     if (tape.requires_grad(ib)) {
-      T* gb = tape.grad(ib).data<T>();
+      T* gb = tape.grad_for_write(ib, overwrite).data<T>();
+      const T beta_b = beta<T>(overwrite);
       if (!tb)  // dB [k, m] = op(A)^T G
-        gemm_batched<T>(batch, !ta, false, k, m, n, T(1), pa, sa, g, sg, T(1), gb, sb);
+        gemm_batched<T>(batch, !ta, false, k, m, n, T(1), pa, sa, g, sg, beta_b, gb, sb);
       else  // dB [m, k] = (op(A)^T G)^T = G^T op(A)
-        gemm_batched<T>(batch, true, ta, m, k, n, T(1), g, sg, pa, sa, T(1), gb, sb);
+        gemm_batched<T>(batch, true, ta, m, k, n, T(1), g, sg, pa, sa, beta_b, gb, sb);
     }
   });
 }
@@ -90,12 +104,17 @@ void outer_backward(Tape& tape, NodeId id) {
   const int64_t batch = a.dim(0), n = a.dim(1), m = b.dim(1);
   MG_DISPATCH(a.dtype(), T, {
     const T* g = tape.grad(id).data<T>();
-    if (tape.requires_grad(ia))  // da_i [n, 1] = G_i [n, m] b_i^T [m, 1]
-      gemm_batched<T>(batch, false, true, n, 1, m, T(1), g, n * m, b.data<T>(), m, T(1),
-                      tape.grad(ia).data<T>(), n);
-    if (tape.requires_grad(ib))  // db_i [1, m] = a_i^T [1, n] G_i [n, m]
-      gemm_batched<T>(batch, true, false, 1, m, n, T(1), a.data<T>(), n, g, n * m, T(1),
-                      tape.grad(ib).data<T>(), m);
+    bool overwrite = false;
+    if (tape.requires_grad(ia)) {  // da_i [n, 1] = G_i [n, m] b_i^T [m, 1]
+      T* ga = tape.grad_for_write(ia, overwrite).data<T>();
+      gemm_batched<T>(batch, false, true, n, 1, m, T(1), g, n * m, b.data<T>(), m,
+                      beta<T>(overwrite), ga, n);
+    }
+    if (tape.requires_grad(ib)) {  // db_i [1, m] = a_i^T [1, n] G_i [n, m]
+      T* gb = tape.grad_for_write(ib, overwrite).data<T>();
+      gemm_batched<T>(batch, true, false, 1, m, n, T(1), a.data<T>(), n, g, n * m,
+                      beta<T>(overwrite), gb, m);
+    }
   });
 }
 

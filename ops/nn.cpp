@@ -1,9 +1,10 @@
 // Row-wise neural-network ops: softmax, log_softmax, the fused losses cross_entropy and
-// bce_with_logits, and normalize. Leading dims are folded into rows; each row is computed by one
-// call of a row body, serially for small inputs and with parallel_for_each over rows for large ones
-// (rows write disjoint outputs and every reduction over rows is summed afterwards in row order, so
-// results do not depend on the thread count). Backward passes use the saved output (softmax's y,
-// log_softmax's y, normalize's y and per-row norm, cross_entropy's saved probabilities).
+// bce_with_logits, normalize, l2_norm and the fused LSTM update lstm_cell. Leading dims are folded
+// into rows; each row is computed by one call of a row body, serially for small inputs and with
+// parallel_for_each over rows for large ones (rows write disjoint outputs and every reduction over
+// rows is summed afterwards in row order, so results do not depend on the thread count). Backward
+// passes use the saved output (softmax's y, log_softmax's y, normalize's y and per-row norm,
+// cross_entropy's saved probabilities).
 #include "ops/nn.hpp"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "engine/gradcheck.hpp"
 #include "engine/threads.hpp"
 #include "ops/linalg.hpp"
+#include "ops/vec_math.hpp"
 
 namespace memgrad {
 namespace {
@@ -21,6 +23,8 @@ MG_OP(log_softmax);
 MG_OP(cross_entropy);
 MG_OP(bce_with_logits);
 MG_OP(normalize);
+MG_OP(l2_norm);
+MG_OP(lstm_cell);
 
 // Below this many elements, rows run serially (a task costs more than the work).
 constexpr int64_t kParallelElems = int64_t(1) << 15;
@@ -189,6 +193,78 @@ void normalize_backward(Tape& tape, NodeId id) {
       for (int64_t j = 0; j < cols; ++j) dot += gr[j] * yr[j];
       const T inv = T(1) / ps[i];
       for (int64_t j = 0; j < cols; ++j) gxr[j] += (gr[j] - yr[j] * dot) * inv;
+    });
+  });
+}
+
+// ---------------------------------------------------------------- l2_norm
+// y = sqrt(sum(x^2) + eps) per row, shape [..., 1];  gx = g * x / y (one pass, no saved tensor).
+void l2_norm_backward(Tape& tape, NodeId id) {
+  const NodeId ix = tape.input_id(id, 0);
+  if (!tape.requires_grad(ix)) return;
+  const Tensor &x = tape.value(ix), &y = tape.value(id);
+  const int64_t cols = x.dim(-1), rows = folded_rows(x.shape());
+  MG_DISPATCH(y.dtype(), T, {
+    const T *px = x.data<T>(), *py = y.data<T>(), *g = tape.grad(id).data<T>();
+    bool overwrite = false;  // every element of gx is written: no zeroing on first use
+    T* gx = tape.grad_for_write(ix, overwrite).data<T>();
+    for_rows(rows, cols, [&](int64_t i) {
+      const T* xr = px + i * cols;
+      T* gxr = gx + i * cols;
+      const T s = g[i] / py[i];
+      if (overwrite)
+        for (int64_t j = 0; j < cols; ++j) gxr[j] = s * xr[j];
+      else
+        for (int64_t j = 0; j < cols; ++j) gxr[j] += s * xr[j];
+    });
+  });
+}
+
+// ---------------------------------------------------------------- lstm_cell
+// y[i] = sigmoid(x[i]) or tanh(x[i]) for i in [0, n): float32 through the SIMD versions of
+// vec_math.hpp, float64 through libm.
+template <class T>
+void activate(const T* x, T* y, int64_t n, bool use_tanh) {
+  if constexpr (sizeof(T) == 4) {
+    if (use_tanh)
+      vec::map(x, y, n, [](vec::f32x4 v) { return vec::tanh(v); });
+    else
+      vec::map(x, y, n, [](vec::f32x4 v) { return vec::sigmoid(v); });
+  } else {
+    for (int64_t j = 0; j < n; ++j) y[j] = use_tanh ? std::tanh(x[j]) : stable_sigmoid(x[j]);
+  }
+}
+
+// Saved per row [i | f | g | o | tanh(c)] (5H): the activations backward needs, so nothing is
+// recomputed. With dh, dc the two halves of the output gradient:
+//   dc~ = dc + dh o (1 - tanh(c)^2)      (c feeds h through tanh)
+//   d(o pre) = dh tanh(c) o (1 - o),  d(i pre) = dc~ g i (1 - i),  d(f pre) = dc~ c_prev f (1 - f),
+//   d(g pre) = dc~ i (1 - g^2),       dc_prev = dc~ f.
+void lstm_cell_backward(Tape& tape, NodeId id) {
+  const NodeId ig = tape.input_id(id, 0), ic = tape.input_id(id, 1);
+  const bool want_g = tape.requires_grad(ig), want_c = tape.requires_grad(ic);
+  const Tensor& cp = tape.value(ic);
+  const int64_t B = cp.dim(0), H = cp.dim(1);
+  MG_DISPATCH(cp.dtype(), T, {
+    const T *g = tape.grad(id).data<T>(), *ps = tape.saved(id).data<T>(), *pc = cp.data<T>();
+    bool over_g = false, over_c = false;
+    T* gg = want_g ? tape.grad_for_write(ig, over_g).data<T>() : nullptr;
+    T* gc = want_c ? tape.grad_for_write(ic, over_c).data<T>() : nullptr;
+    for_rows(B, 4 * H, [&](int64_t b) {
+      const T *si = ps + b * 5 * H, *sf = si + H, *sg = si + 2 * H, *so = si + 3 * H;
+      const T *stc = si + 4 * H, *dh = g + b * 2 * H, *dc = dh + H, *cpr = pc + b * H;
+      T* ggr = gg ? gg + b * 4 * H : nullptr;
+      T* gcr = gc ? gc + b * H : nullptr;
+      for (int64_t j = 0; j < H; ++j) {
+        const T i = si[j], f = sf[j], gv = sg[j], o = so[j], tc = stc[j];
+        const T dct = dc[j] + dh[j] * o * (T(1) - tc * tc);
+        if (ggr) {
+          const T d[4] = {dct * gv * i * (T(1) - i), dct * cpr[j] * f * (T(1) - f),
+                          dct * i * (T(1) - gv * gv), dh[j] * tc * o * (T(1) - o)};
+          for (int k = 0; k < 4; ++k) ggr[k * H + j] = over_g ? d[k] : ggr[k * H + j] + d[k];
+        }
+        if (gcr) gcr[j] = over_c ? dct * f : gcr[j] + dct * f;
+      }
     });
   });
 }
@@ -394,6 +470,60 @@ Var normalize(Var x, double eps) {
   return y;
 }
 
+Var l2_norm(Var x, double eps) {
+  check_rows("l2_norm", x);
+  MG_CHECK(eps > 0 && std::isfinite(eps), "l2_norm: eps must be positive and finite, got ", eps,
+           " (input ", x.shape(), ")");
+  const int64_t cols = x.dim(-1), rows = folded_rows(x.shape());
+  Shape out = x.shape();
+  out[-1] = 1;
+  Var y = x.tape->record(kOp_l2_norm, out, x.dtype(), {x}, l2_norm_backward);
+  MG_DISPATCH(x.dtype(), T, {
+    const T* px = x.value().data<T>();
+    T* py = x.tape->value(y.id).data<T>();
+    for_rows(rows, cols, [&](int64_t i) {
+      const T* xr = px + i * cols;
+      // Four interleaved double partial sums (as sum_axis accumulates), combined in fixed order.
+      double s[4] = {0, 0, 0, 0};
+      int64_t j = 0;
+      for (; j + 4 <= cols; j += 4)
+        for (int l = 0; l < 4; ++l) s[l] += double(xr[j + l]) * double(xr[j + l]);
+      for (; j < cols; ++j) s[0] += double(xr[j]) * double(xr[j]);
+      py[i] = T(std::sqrt((s[0] + s[1]) + (s[2] + s[3]) + eps));
+    });
+  });
+  return y;
+}
+
+Var lstm_cell(Var gates, Var c_prev) {
+  MG_CHECK(gates.defined() && c_prev.defined(), "lstm_cell: undefined input");
+  MG_CHECK(gates.tape == c_prev.tape, "lstm_cell: inputs from different tapes");
+  MG_CHECK(gates.dtype() == c_prev.dtype(), "lstm_cell: dtypes differ");
+  MG_CHECK(c_prev.shape().rank == 2, "lstm_cell: c_prev must be [B, H], got ", c_prev.shape());
+  const int64_t B = c_prev.dim(0), H = c_prev.dim(1);
+  MG_CHECK(gates.shape() == Shape({B, 4 * H}), "lstm_cell: gates must be [", B, ", ", 4 * H,
+           "] for c_prev ", c_prev.shape(), ", got ", gates.shape());
+  Tape& tape = *gates.tape;
+  Var y = tape.record(kOp_lstm_cell, Shape{B, 2 * H}, gates.dtype(), {gates, c_prev},
+                      lstm_cell_backward);
+  Tensor& saved = tape.make_saved(y.id, Shape{B, 5 * H}, gates.dtype());
+  MG_DISPATCH(gates.dtype(), T, {
+    const T *pg = gates.value().data<T>(), *pc = c_prev.value().data<T>();
+    T *py = tape.value(y.id).data<T>(), *ps = saved.data<T>();
+    for_rows(B, 4 * H, [&](int64_t b) {
+      const T *gr = pg + b * 4 * H, *cpr = pc + b * H;
+      T *s = ps + b * 5 * H, *h = py + b * 2 * H, *c = h + H;
+      activate(gr, s, 2 * H, false);              // i, f
+      activate(gr + 2 * H, s + 2 * H, H, true);   // g
+      activate(gr + 3 * H, s + 3 * H, H, false);  // o
+      for (int64_t j = 0; j < H; ++j) c[j] = s[H + j] * cpr[j] + s[j] * s[2 * H + j];
+      activate(c, s + 4 * H, H, true);  // tanh(c)
+      for (int64_t j = 0; j < H; ++j) h[j] = s[3 * H + j] * s[4 * H + j];
+    });
+  });
+  return y;
+}
+
 Var cosine_similarity(Var keys, Var memory, double eps) {
   MG_CHECK(keys.defined() && memory.defined(), "cosine_similarity: undefined input");
   MG_CHECK(keys.shape().rank == 3 && memory.shape().rank == 3,
@@ -521,6 +651,29 @@ const bool kNnCases = [] {
          .make_inputs = [s](Rng& r) { return std::vector<GradInput>{{random_tensor(r, s)}}; },
          .build = [](Tape&, std::span<const Var> v) { return normalize(v[0]); },
          .note = "eps = 1e-6 inside the square root"});
+  }
+
+  // l2_norm: the same shapes, and rows of one element.
+  for (const Shape& s : {Shape{3, 4}, Shape{1, 5}, Shape{2, 3, 4}, Shape{4, 1}}) {
+    register_grad_case(
+        {.op = "l2_norm",
+         .name = "l2_norm/" + s.str(),
+         .make_inputs = [s](Rng& r) { return std::vector<GradInput>{{random_tensor(r, s)}}; },
+         .build = [](Tape&, std::span<const Var> v) { return l2_norm(v[0], 1e-6); },
+         .note = "eps = 1e-6 inside the square root"});
+  }
+
+  // lstm_cell: gates of both signs and sizes, batch 1.
+  for (const auto& [label, B, H] : {std::tuple{"B2-H3", 2, 3}, std::tuple{"batch1", 1, 2}}) {
+    register_grad_case(
+        {.op = "lstm_cell",
+         .name = std::string("lstm_cell/") + label,
+         .make_inputs =
+             [B, H](Rng& r) {
+               return std::vector<GradInput>{{random_tensor(r, Shape{B, 4 * H}, -2, 2)},
+                                             {random_tensor(r, Shape{B, H}, -1, 1)}};
+             },
+         .build = [](Tape&, std::span<const Var> v) { return lstm_cell(v[0], v[1]); }});
   }
 
   // cosine_similarity: composite (normalize + bmm), registered under bmm.

@@ -1,4 +1,5 @@
-// Neural-network ops over the last axis: softmax, log-softmax, fused losses and L2 normalisation.
+// Neural-network ops over the last axis: softmax, log-softmax, fused losses, L2 normalisation and
+// norm, and a fused LSTM cell update.
 // Leading dims are folded into rows; every row is independent (rows may run in parallel, with
 // results that do not depend on the thread count).
 #pragma once
@@ -32,6 +33,19 @@ Var bce_with_logits(Var logits, Var targets, Var mask = Var{});
 // L2 normalisation along the last axis: y = x / sqrt(sum(x^2) + eps), eps > 0 INSIDE the square
 // root (as in DNC's reference), so a zero row maps to zero with a finite gradient 1/sqrt(eps).
 Var normalize(Var x, double eps = 1e-6);
+
+// The L2 norm along the last axis with eps > 0 inside the square root, keeping the axis:
+// [..., W] -> [..., 1], y = sqrt(sum(x^2) + eps). One op for what sqrt(add_scalar(sum_axis(mul(x,
+// x), -1, true), eps)) computes in four, reading x once forward and once backward (a DNC takes the
+// norm of every memory row at every step).
+Var l2_norm(Var x, double eps);
+
+// One LSTM step after the gate products: gates [B, 4H] (pre-activations in the order i, f, g, o),
+// c_prev [B, H] -> [B, 2H] holding [h | c] with
+//     c = sigmoid(f) c_prev + sigmoid(i) tanh(g),   h = sigmoid(o) tanh(c).
+// The same values as those ops one by one, in one op: the activations are computed once, saved,
+// and the backward is one sweep (slice the result for h and c).
+Var lstm_cell(Var gates, Var c_prev);
 
 // Cosine similarity of every key with every memory row: keys [B, R, W], memory [B, N, W] ->
 // [B, R, N], composed as bmm(normalize(keys, eps), normalize(memory, eps), false, true): the dot

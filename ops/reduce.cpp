@@ -109,14 +109,30 @@ void sum_axis_backward(Tape& tape, NodeId id) {
   const double scale = tape.node(id).reals[0];
   MG_DISPATCH(tape.value(id).dtype(), T, {
     const T* g = tape.grad(id).data<T>();
-    T* gx = tape.grad(ix).data<T>();
+    bool overwrite = false;  // every element of dx is written once: no zeroing needed
+    T* gx = tape.grad_for_write(ix, overwrite).data<T>();
     const T c = T(scale);
-    for (int64_t o = 0; o < p.outer; ++o)
-      for (int64_t k = 0; k < p.n; ++k) {
-        T* row = gx + (o * p.n + k) * p.inner;
-        const T* grow = g + o * p.inner;
-        for (int64_t i = 0; i < p.inner; ++i) row[i] += c * grow[i];
+    if (p.inner == 1) {
+      // Reduced over the last axis: each output gradient spreads over a contiguous slice.
+      for (int64_t o = 0; o < p.outer; ++o) {
+        T* row = gx + o * p.n;
+        const T v = c * g[o];
+        if (overwrite)
+          for (int64_t k = 0; k < p.n; ++k) row[k] = v;
+        else
+          for (int64_t k = 0; k < p.n; ++k) row[k] += v;
       }
+    } else {
+      for (int64_t o = 0; o < p.outer; ++o)
+        for (int64_t k = 0; k < p.n; ++k) {
+          T* row = gx + (o * p.n + k) * p.inner;
+          const T* grow = g + o * p.inner;
+          if (overwrite)
+            for (int64_t i = 0; i < p.inner; ++i) row[i] = c * grow[i];
+          else
+            for (int64_t i = 0; i < p.inner; ++i) row[i] += c * grow[i];
+        }
+    }
   });
 }
 
@@ -131,11 +147,16 @@ Var sum_over_axis(const OpDef& op, Var x, int axis, bool keepdim, bool average) 
     const T* px = x.value().data<T>();
     T* py = x.tape->value(y.id).data<T>();
     if (p.inner == 1) {
-      // Contiguous slices: one double accumulator each.
+      // Contiguous slices, summed in double with four interleaved partial sums (independent
+      // additions run in parallel; one chain would wait on each add), combined in a fixed order.
       for (int64_t o = 0; o < p.outer; ++o) {
-        double s = 0;
-        for (int64_t k = 0; k < p.n; ++k) s += double(px[o * p.n + k]);
-        py[o] = T(s * scale);
+        const T* row = px + o * p.n;
+        double s[4] = {0, 0, 0, 0};
+        int64_t k = 0;
+        for (; k + 4 <= p.n; k += 4)
+          for (int l = 0; l < 4; ++l) s[l] += double(row[k + l]);
+        for (; k < p.n; ++k) s[0] += double(row[k]);
+        py[o] = T(((s[0] + s[1]) + (s[2] + s[3])) * scale);
       }
     } else {
       // Walk rows of length inner in memory order, accumulating into the output row.

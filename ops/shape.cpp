@@ -68,9 +68,13 @@ void reshape_backward(Tape& tape, NodeId id) {
   if (!tape.requires_grad(ix)) return;
   MG_DISPATCH(tape.value(id).dtype(), T, {
     const T* g = tape.grad(id).data<T>();
-    T* gx = tape.grad(ix).data<T>();
+    bool overwrite = false;  // the first contribution is a plain copy
+    T* gx = tape.grad_for_write(ix, overwrite).data<T>();
     const int64_t n = tape.value(id).numel();
-    for (int64_t i = 0; i < n; ++i) gx[i] += g[i];
+    if (overwrite)
+      std::memcpy(gx, g, size_t(n) * sizeof(T));
+    else
+      for (int64_t i = 0; i < n; ++i) gx[i] += g[i];
   });
 }
 
@@ -106,9 +110,16 @@ void concat_backward(Tape& tape, NodeId id) {
       const NodeId ik = tape.input_id(id, k);
       const int64_t len = tape.value(ik).shape()[ax] * inner;
       if (tape.requires_grad(ik)) {
-        T* gx = tape.grad(ik).data<T>();
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t j = 0; j < len; ++j) gx[o * len + j] += g[o * row + off + j];
+        bool overwrite = false;  // input k's gradient is one block per outer index: all of it
+        T* gx = tape.grad_for_write(ik, overwrite).data<T>();
+        for (int64_t o = 0; o < outer; ++o) {
+          T* dst = gx + o * len;
+          const T* src = g + o * row + off;
+          if (overwrite)
+            std::copy_n(src, len, dst);
+          else
+            for (int64_t j = 0; j < len; ++j) dst[j] += src[j];
+        }
       }
       off += len;
     }
@@ -126,11 +137,19 @@ void slice_backward(Tape& tape, NodeId id) {
   const int64_t len = tape.value(id).shape()[ax] * inner;
   MG_DISPATCH(tape.value(id).dtype(), T, {
     const T* g = tape.grad(id).data<T>();
-    T* gx = tape.grad(ix).data<T>();
+    bool overwrite = false;
+    T* gx = tape.grad_for_write(ix, overwrite).data<T>();
     for (int64_t o = 0; o < outer; ++o) {
-      T* dst = gx + (o * n + start) * inner;
+      T* row = gx + o * n * inner;
       const T* src = g + o * len;
-      for (int64_t j = 0; j < len; ++j) dst[j] += src[j];
+      if (overwrite) {  // first contribution: the slice's part is copied, the rest zeroed
+        std::fill_n(row, start * inner, T(0));
+        std::copy_n(src, len, row + start * inner);
+        std::fill_n(row + start * inner + len, (n - start) * inner - len, T(0));
+      } else {
+        T* dst = row + start * inner;
+        for (int64_t j = 0; j < len; ++j) dst[j] += src[j];
+      }
     }
   });
 }

@@ -448,3 +448,96 @@ TEST_CASE("nn: registered gradient checks pass") {
   }
   CHECK(cases == 27);
 }
+
+TEST_CASE("l2_norm: equals sqrt(sum_axis(x * x) + eps), values and gradients") {
+  for (DType d : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(d));
+    Rng rng(5);
+    const Tensor x = random_tensor(rng, Shape{2, 3, 7}).to(d);
+    const Tensor up = random_tensor(rng, Shape{2, 3, 1}).to(d);
+    Tensor value[2], grad[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      Tape tape;
+      Var vx = tape.input(x, true);
+      Var y = fused ? l2_norm(vx, 1e-6) : sqrt(add_scalar(sum_axis(mul(vx, vx), -1, true), 1e-6));
+      CHECK(y.shape() == Shape{2, 3, 1});
+      tape.backward(y, up);
+      value[fused] = y.value().clone();
+      grad[fused] = vx.grad().clone();
+    }
+    const double tol = d == DType::f32 ? 1e-6 : 1e-12;
+    for (int64_t i = 0; i < value[0].numel(); ++i)
+      CHECK(value[1].at(i) == doctest::Approx(value[0].at(i)).epsilon(tol));
+    for (int64_t i = 0; i < grad[0].numel(); ++i)
+      CHECK(grad[1].at(i) == doctest::Approx(grad[0].at(i)).epsilon(tol));
+  }
+  Tape tape;
+  CHECK_THROWS_WITH(l2_norm(tape.input(Tensor::zeros(Shape{2, 3}, DType::f64)), 0.0),
+                    doctest::Contains("l2_norm"));
+}
+
+TEST_CASE("lstm_cell: equals the LSTM update written with sigmoid, tanh, mul and add") {
+  for (DType d : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(d));
+    const int64_t B = 3, H = 5;
+    Rng rng(8);
+    const Tensor gates = random_tensor(rng, Shape{B, 4 * H}, -3, 3).to(d);
+    const Tensor c0 = random_tensor(rng, Shape{B, H}).to(d);
+    const Tensor up = random_tensor(rng, Shape{B, 2 * H}).to(d);
+    Tensor value[2], grad_gates[2], grad_c[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      Tape tape;
+      Var g = tape.input(gates, true), c = tape.input(c0, true);
+      Var hc;
+      if (fused) {
+        hc = lstm_cell(g, c);
+      } else {
+        Var i = sigmoid(slice(g, 1, 0, H)), f = sigmoid(slice(g, 1, H, H));
+        Var gg = tanh(slice(g, 1, 2 * H, H)), o = sigmoid(slice(g, 1, 3 * H, H));
+        Var c1 = add(mul(f, c), mul(i, gg));
+        hc = concat({mul(o, tanh(c1)), c1}, 1);
+      }
+      tape.backward(hc, up);
+      value[fused] = hc.value().clone();
+      grad_gates[fused] = g.grad().clone();
+      grad_c[fused] = c.grad().clone();
+    }
+    const double tol = d == DType::f32 ? 1e-5 : 1e-12;
+    for (int64_t k = 0; k < value[0].numel(); ++k)
+      CHECK(value[1].at(k) == doctest::Approx(value[0].at(k)).epsilon(tol));
+    for (int64_t k = 0; k < grad_gates[0].numel(); ++k)
+      CHECK(grad_gates[1].at(k) == doctest::Approx(grad_gates[0].at(k)).epsilon(tol));
+    for (int64_t k = 0; k < grad_c[0].numel(); ++k)
+      CHECK(grad_c[1].at(k) == doctest::Approx(grad_c[0].at(k)).epsilon(tol));
+  }
+  Tape tape;
+  CHECK_THROWS_WITH(lstm_cell(tape.input(Tensor::zeros(Shape{2, 7}, DType::f64)),
+                              tape.input(Tensor::zeros(Shape{2, 2}, DType::f64))),
+                    doctest::Contains("lstm_cell"));
+}
+
+TEST_CASE("lstm_cell and l2_norm: the same results with 1 and 4 threads") {
+  // Sizes above the thresholds where rows and samples run in parallel.
+  const int64_t B = 64, H = 128, N = 16, W = 64;
+  Rng rng(12);
+  const Tensor gates = random_tensor(rng, Shape{B, 4 * H}, -3, 3).to(DType::f32);
+  const Tensor c0 = random_tensor(rng, Shape{B, H}).to(DType::f32);
+  const Tensor mem = random_tensor(rng, Shape{B, N, W}).to(DType::f32);
+  const Tensor w = random_tensor(rng, Shape{B, N}, 0, 1).to(DType::f32);
+  const Tensor e = random_tensor(rng, Shape{B, W}, 0, 1).to(DType::f32);
+  const Tensor v = random_tensor(rng, Shape{B, W}).to(DType::f32);
+  auto run = [&](int threads) {
+    ThreadScope scope(threads);
+    Tape tape;
+    Var vg = tape.input(gates, true), vc = tape.input(c0, true), vm = tape.input(mem, true);
+    Var vw = tape.input(w, true), ve = tape.input(e, true), vv = tape.input(v, true);
+    Var hc = lstm_cell(vg, vc);
+    Var written = add(mul(vm, add_scalar(scale(outer(vw, ve), -1.0), 1.0)), outer(vw, vv));
+    Var loss = add(add(sum(mul(hc, hc)), sum(l2_norm(written, 1e-6))), sum(written));
+    tape.backward(loss);
+    std::vector<std::vector<double>> out = {hc.value().to_vector(), written.value().to_vector()};
+    for (Var x : {vg, vc, vm, vw, ve, vv}) out.push_back(x.grad().to_vector());
+    return out;
+  };
+  CHECK(run(1) == run(4));
+}
