@@ -4,7 +4,7 @@
 // extension type: `a + b`, `a < b ? x : y` and friends act lane by lane and compile to SIMD
 // instructions (16 bytes: SSE2, present on every x86-64, and NEON on ARM). On a training step
 // with hundreds of thousands of gate activations the scalar libm calls cost more than the matrix
-// products. Accuracy: a few ulp (tests/ops/test_vec_math.cpp); float64 (gradient checks) keeps
+// products. Accuracy: a few ulp (tests/ops/test_elementwise.cpp); float64 (gradient checks) keeps
 // the std:: functions.
 #pragma once
 #include <bit>
