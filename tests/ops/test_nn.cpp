@@ -13,26 +13,12 @@
 #include "engine/gradcheck.hpp"
 #include "engine/threads.hpp"
 #include "ops/ops.hpp"
+#include "tests/test_util.hpp"
 
 using namespace memgrad;
+using namespace memgrad::test;
 
 namespace {
-
-const DType kBoth[] = {DType::f32, DType::f64};
-
-double tol_of(DType d) { return d == DType::f32 ? 1e-6 : 1e-12; }
-
-void check_values(const Tensor& t, const std::vector<double>& want, double tol) {
-  const std::vector<double> got = t.to_vector();
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element ", i);
-    if (tol == 0)
-      CHECK(got[i] == want[i]);
-    else
-      CHECK(got[i] == doctest::Approx(want[i]).epsilon(tol));
-  }
-}
 
 const double kLn2 = std::log(2.0), kLn3 = std::log(3.0);
 

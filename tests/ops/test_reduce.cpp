@@ -12,23 +12,12 @@
 #include "engine/gradcheck.hpp"
 #include "engine/threads.hpp"
 #include "ops/ops.hpp"
+#include "tests/test_util.hpp"
 
 using namespace memgrad;
+using namespace memgrad::test;
 
 namespace {
-
-const DType kBoth[] = {DType::f32, DType::f64};
-
-void check_values(const Tensor& t, const std::vector<double>& want, double tol) {
-  const std::vector<double> got = t.to_vector();
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element ", i);
-    CHECK(got[i] == doctest::Approx(want[i]).epsilon(tol));
-  }
-}
-
-double tol_of(DType d) { return d == DType::f32 ? 1e-6 : 1e-12; }
 
 // [2, 3] = [[1, -2, 3], [4, 5, -6]]
 Tensor two_by_three(DType d) { return Tensor::from(Shape{2, 3}, d, {1, -2, 3, 4, 5, -6}); }
@@ -195,18 +184,6 @@ TEST_CASE("reduce: a repeated step allocates nothing") {
 }
 
 TEST_CASE("reduce: registered gradient checks pass") {
-  const std::vector<std::string> ops = {"sum",       "mean",     "max",      "sum_axis",
-                                        "mean_axis", "max_axis", "logsumexp"};
-  for (const std::string& op : ops) {
-    int cases = 0;
-    for (const GradCase& c : all_grad_cases()) {
-      if (c.op != op) continue;
-      ++cases;
-      const GradCheckResult r = run_grad_case(c);
-      INFO(c.name, ": max rel err ", r.max_rel_err, " ", r.message);
-      CHECK(r.passed);
-    }
-    INFO(op);
-    CHECK(cases >= 3);
-  }
+  check_registered_cases({"sum", "mean", "max", "sum_axis", "mean_axis", "max_axis", "logsumexp"},
+                         3);
 }

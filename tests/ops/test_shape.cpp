@@ -10,8 +10,10 @@
 #include "engine/gradcheck.hpp"
 #include "engine/threads.hpp"
 #include "ops/ops.hpp"
+#include "tests/test_util.hpp"
 
 using namespace memgrad;
+using namespace memgrad::test;
 
 namespace {
 
@@ -326,19 +328,7 @@ TEST_CASE("shape: a repeated step allocates nothing") {
 }
 
 TEST_CASE("shape: registered gradient checks pass") {
-  const std::vector<std::string> ops = {
-      "reshape", "transpose",   "concat",           "slice",
-      "stack",   "gather_rows", "scatter_add_rows", "index_select"};
-  for (const std::string& op : ops) {
-    int cases = 0;
-    for (const GradCase& c : all_grad_cases()) {
-      if (c.op != op) continue;
-      ++cases;
-      const GradCheckResult r = run_grad_case(c);
-      INFO(c.name, ": max rel err ", r.max_rel_err, " ", r.message);
-      CHECK(r.passed);
-    }
-    INFO(op);
-    CHECK(cases >= 3);
-  }
+  check_registered_cases({"reshape", "transpose", "concat", "slice", "stack", "gather_rows",
+                          "scatter_add_rows", "index_select"},
+                         3);
 }

@@ -11,32 +11,13 @@
 
 #include "tasks/babi.hpp"
 #include "tasks/task.hpp"
+#include "tests/test_util.hpp"
 
 using namespace memgrad;
+using memgrad::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh temporary folder, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("memgrad_babi_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& rel, const std::string& text) const {
-    const fs::path p = path / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
-};
 
 const char* kStories =
     "1 Mary moved to the bathroom.\n"

@@ -7,10 +7,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "tests/test_util.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 
 using namespace memgrad::cli;
+using memgrad::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -57,12 +59,6 @@ Words tiny_run(const fs::path& out, int iterations) {
           "--out",
           out.string()};
 }
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("memgrad-train-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 }  // namespace
 

@@ -1,0 +1,77 @@
+// Helpers shared by the test suites: value comparison with a dtype's tolerance, a temporary
+// folder, and running the registered gradient-check cases of a list of ops.
+#pragma once
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/gradcheck.hpp"
+#include "engine/tensor.hpp"
+
+namespace memgrad::test {
+
+inline constexpr DType kBoth[] = {DType::f32, DType::f64};
+
+// Relative tolerance for a value computed in dtype d (rounding only, no approximation).
+inline double tol_of(DType d) { return d == DType::f32 ? 1e-6 : 1e-12; }
+
+// Every element of t against want, relative tolerance tol (0: exactly equal).
+inline void check_values(const Tensor& t, const std::vector<double>& want, double tol) {
+  const std::vector<double> got = t.to_vector();
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element ", i);
+    if (tol == 0)
+      CHECK(got[i] == want[i]);
+    else
+      CHECK(got[i] == doctest::Approx(want[i]).epsilon(tol));
+  }
+}
+
+// A fresh temporary folder, removed with everything in it at the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = std::filesystem::temp_directory_path() /
+           ("memgrad-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  // Writes `text` to path/rel (creating folders) and returns the file's path.
+  std::string write(const std::string& rel, const std::string& text) const {
+    const std::filesystem::path p = path / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+// Runs every registered gradient-check case of the given ops; each must pass, and each op must
+// have at least min_cases cases.
+inline void check_registered_cases(const std::vector<std::string>& ops, int min_cases) {
+  for (const std::string& op : ops) {
+    int cases = 0;
+    for (const GradCase& c : all_grad_cases()) {
+      if (c.op != op) continue;
+      ++cases;
+      const GradCheckResult r = run_grad_case(c);
+      INFO(c.name, ": max rel err ", r.max_rel_err, " ", r.message);
+      CHECK(r.passed);
+    }
+    INFO(op);
+    CHECK(cases >= min_cases);
+  }
+}
+
+}  // namespace memgrad::test
