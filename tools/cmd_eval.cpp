@@ -10,12 +10,15 @@
 namespace memgrad::cli {
 
 int cmd_eval(const Words& words) {
-  Args args(words, {"json", "help"}, {"checkpoint", "threads", "data"});
+  Args args(words, {"json", "help", "teacher-forcing"}, {"checkpoint", "threads", "data"});
   if (args.has("help")) {
     std::puts(
-        "usage: memgrad eval --checkpoint DIR [--json] [--data DIR] [--threads N]\n\n"
+        "usage: memgrad eval --checkpoint DIR [--json] [--data DIR] [--threads N] "
+        "[--teacher-forcing]\n\n"
         "Rebuilds the run's task and model from DIR/config.json, loads\n"
-        "DIR/checkpoint.safetensors and prints the test metrics (a table, or JSON).");
+        "DIR/checkpoint.safetensors and prints the test metrics (a table, or JSON).\n"
+        "Sequence decoders decode greedily, fed their own previous prediction; with\n"
+        "--teacher-forcing they are fed the target instead, as in training.");
     return 0;
   }
   threads_option(args);
@@ -27,7 +30,7 @@ int cmd_eval(const Words& words) {
     rc.task_settings["data_dir"] = *data;
   Trainer trainer(rc);
   trainer.load_parameters_from(dir.checkpoint());
-  const nlohmann::json metrics = trainer.evaluate();
+  const nlohmann::json metrics = trainer.evaluate(args.has("teacher-forcing"));
   if (args.has("json"))
     std::cout << metrics.dump(2) << "\n";
   else

@@ -217,12 +217,12 @@ std::string Trainer::end_epoch(int64_t epoch) {
   return note;
 }
 
-nlohmann::json Trainer::evaluate() {
+nlohmann::json Trainer::evaluate(bool teacher_forcing) {
   Tape tape(config_.seed);
   NoGradScope no_grad(tape);
   ForwardOptions opts;
   opts.training = false;
-  opts.teacher_forcing = false;
+  opts.teacher_forcing = teacher_forcing;
   Predictor predict = [&](const Batch& batch) {
     tape.reset();
     return model_->forward(tape, batch, opts).predictions.value().clone();

@@ -40,7 +40,10 @@ class Trainer {
   // Mean model loss over the task's validation batches (NaN when the task has none).
   double validation_loss();
   // Test metrics (greedy decoding, no dropout).
-  nlohmann::json evaluate();
+  // Test metrics. Sequence decoders decode greedily (fed their own predictions) unless
+  // teacher_forcing, which feeds them the targets as in training: the gap between the two is the
+  // cost of exposure to the model's own errors.
+  nlohmann::json evaluate(bool teacher_forcing = false);
   // Called at each epoch boundary: validation, the model's schedule hook. Returns a log note.
   std::string end_epoch(int64_t epoch);
   double current_lr(int64_t step) const;
