@@ -20,6 +20,7 @@ nlohmann::json memory_defaults(int64_t slots) {
 nlohmann::json dmnc_defaults(Fusion f) {
   nlohmann::json d = memory_defaults(16);
   d["cache"] = f == Fusion::early;
+  d["cache_gate_bias"] = 0.0;  // initial bias of the cache gate's pre-activation
   d["persistent_memory"] = false;
   return d;
 }
@@ -90,6 +91,8 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
     embed_[size_t(i)] = layers::Embedding(params_, p + ".embedding", vocab[i], E, rng);
     cell_.emplace_back(params_, p + ".lstm", E + R * W, H, rng);
     write_[size_t(i)] = layers::Linear(params_, p + ".write", H, write_size, rng);
+    if (cache_)
+      write_[size_t(i)].init_bias(3 * W + R + 3, W, config_.at("cache_gate_bias").get<double>());
     if (fusion_ == Fusion::late)
       read_[size_t(i)] = layers::Linear(params_, p + ".read", H, read_size, rng);
   }

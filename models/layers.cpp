@@ -93,6 +93,12 @@ Linear::Linear(ParameterSet& params, const std::string& prefix, int64_t in, int6
   if (bias) b_ = &params.add(prefix + ".b", Shape{out});
 }
 
+void Linear::init_bias(int64_t begin, int64_t count, double value) {
+  MG_CHECK(b_ && begin >= 0 && count >= 0 && begin + count <= out_, "Linear::init_bias: entries [",
+           begin, ", ", begin + count, ") of a layer with ", b_ ? out_ : 0, " bias entries");
+  for (int64_t j = begin; j < begin + count; ++j) b_->value.set(j, value);
+}
+
 Var Linear::operator()(Tape& tape, Var x) const {
   Var y = matmul(x, tape.param(*w_));
   return b_ ? add(y, tape.param(*b_)) : y;

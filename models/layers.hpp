@@ -60,6 +60,9 @@ class Linear {
   Var operator()(Tape& tape, Var x) const;
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
+  // Sets bias entries [begin, begin + count) to value (an initialisation choice, e.g. a gate's
+  // starting bias); the layer must have a bias.
+  void init_bias(int64_t begin, int64_t count, double value);
 
  private:
   Parameter* w_ = nullptr;

@@ -534,3 +534,22 @@ TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's d
     MESSAGE(m.name, " (set output): ", set->params().count(), " parameters");
   }
 }
+
+TEST_CASE("dmnc: cache_gate_bias initialises the cache gate's bias block and nothing else") {
+  const int64_t W = 4, R = 1;
+  auto model = create_model("dmnc-early",
+                            {{"embedding", 3},
+                             {"hidden", 5},
+                             {"word_size", W},
+                             {"memory_slots", 3},
+                             {"input_vocab", 7},
+                             {"output_vocab", 9},
+                             {"cache_gate_bias", -3.0}},
+                            DType::f64, 4);
+  for (const char* name : {"enc1.write.b", "enc2.write.b"}) {
+    const Tensor& b = model->params().get(name).value;
+    const int64_t gate = 3 * W + R + 3;  // after erase, write vector, write key and the gates
+    REQUIRE(b.numel() == gate + W);
+    for (int64_t j = 0; j < b.numel(); ++j) CHECK(b.at(j) == (j >= gate ? -3.0 : 0.0));
+  }
+}
