@@ -50,9 +50,10 @@
 //   write function, the "single-layer feed-forward" f^c of footnote 3), c_t = g^c_t * c_{t-1} +
 //   (1 - g^c_t) * v_t with c_0 = 0, and the memory is written with c_t in place of v_t (Eq. 11 =
 //   Eq. 1 with v -> c). The cache is part of the encoder's state (kept by masked samples).
-//   Config "cache_gate_bias" (default 0) initialises b_c: at 0 the gate starts near 1/2, so each
-//   written vector starts as a running blend of the events so far; a negative bias starts it
-//   writing through (c_t ~ v_t) and lets it learn to hold.
+//   Config "cache_gate_bias" (default -3, ours: the paper gives no initialisation) initialises
+//   b_c. At 0 the gate starts near 1/2, so each written vector starts as a running blend of the
+//   events so far, and early fusion learned far slower (loss 2.71 against 1.78 after 2,000
+//   steps, docs/sum2seq.md); at -3 it starts writing through (c_t ~ v_t) and learns to hold.
 //
 // Write-protected decoder (Eq. 12-15). The decoder never writes: M1, M2 (and their links) are the
 //   encoders' final memories. Its LSTM has hidden 2H and starts from the concatenation of the
