@@ -11,13 +11,15 @@
 namespace memgrad {
 namespace {
 
+// Settings come merged over default_settings for a new run (end_marker: true); a run directory
+// written before the end marker existed has no "end_marker" key and was trained without it.
 class Sum2SeqTask : public Task {
  public:
   explicit Sum2SeqTask(const nlohmann::json& s)
       : settings_(s),
         seed_(s.at("seed").get<uint64_t>()),
         test_seed_(s.at("test_seed").get<uint64_t>()),
-        format_{.lmax = s.at("lmax").get<int>(), .end_marker = s.value("end_marker", true)},
+        format_{.lmax = s.at("lmax").get<int>(), .end_marker = s.value("end_marker", false)},
         test_samples_(s.at("test_samples").get<int64_t>()),
         test_lmax_(s.at("test_lmax").get<std::vector<int>>()) {
     MG_CHECK(format_.lmax >= 1, "sum2seq: lmax must be at least 1, got ", format_.lmax);
