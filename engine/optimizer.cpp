@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/sum_in_double.hpp"
+
 namespace memgrad {
 namespace {
 
@@ -168,15 +170,7 @@ double grad_norm(const ParameterSet& params) {
     const Tensor& g = params[i].grad;
     MG_DISPATCH(g.dtype(), T, {
       const T* p = g.data<T>();
-      const int64_t n = g.numel();
-      // Four interleaved partial sums: independent additions overlap instead of each waiting
-      // for the previous one. They are combined in a fixed order (same result on every run).
-      double s[4] = {0, 0, 0, 0};
-      int64_t j = 0;
-      for (; j + 4 <= n; j += 4)
-        for (int l = 0; l < 4; ++l) s[l] += double(p[j + l]) * double(p[j + l]);
-      for (; j < n; ++j) s[0] += double(p[j]) * double(p[j]);
-      total += (s[0] + s[1]) + (s[2] + s[3]);
+      total += sum_in_double(p, g.numel(), square_in_double<T>);
     });
   }
   return std::sqrt(total);

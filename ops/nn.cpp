@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "engine/gradcheck.hpp"
+#include "engine/sum_in_double.hpp"
 #include "engine/threads.hpp"
 #include "ops/linalg.hpp"
 #include "ops/vec_math.hpp"
@@ -482,14 +483,8 @@ Var l2_norm(Var x, double eps) {
     const T* px = x.value().data<T>();
     T* py = x.tape->value(y.id).data<T>();
     for_rows(rows, cols, [&](int64_t i) {
-      const T* xr = px + i * cols;
-      // Four interleaved double partial sums (as sum_axis accumulates), combined in fixed order.
-      double s[4] = {0, 0, 0, 0};
-      int64_t j = 0;
-      for (; j + 4 <= cols; j += 4)
-        for (int l = 0; l < 4; ++l) s[l] += double(xr[j + l]) * double(xr[j + l]);
-      for (; j < cols; ++j) s[0] += double(xr[j]) * double(xr[j]);
-      py[i] = T(std::sqrt((s[0] + s[1]) + (s[2] + s[3]) + eps));
+      const double sq = sum_in_double(px + i * cols, cols, square_in_double<T>);
+      py[i] = T(std::sqrt(sq + eps));
     });
   });
   return y;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/gradcheck.hpp"
+#include "engine/sum_in_double.hpp"
 
 namespace memgrad {
 namespace {
@@ -147,17 +148,9 @@ Var sum_over_axis(const OpDef& op, Var x, int axis, bool keepdim, bool average) 
     const T* px = x.value().data<T>();
     T* py = x.tape->value(y.id).data<T>();
     if (p.inner == 1) {
-      // Contiguous slices, summed in double with four interleaved partial sums (independent
-      // additions run in parallel; one chain would wait on each add), combined in a fixed order.
-      for (int64_t o = 0; o < p.outer; ++o) {
-        const T* row = px + o * p.n;
-        double s[4] = {0, 0, 0, 0};
-        int64_t k = 0;
-        for (; k + 4 <= p.n; k += 4)
-          for (int l = 0; l < 4; ++l) s[l] += double(row[k + l]);
-        for (; k < p.n; ++k) s[0] += double(row[k]);
-        py[o] = T(((s[0] + s[1]) + (s[2] + s[3])) * scale);
-      }
+      // Contiguous slices, each summed in double (sum_in_double: four partial sums).
+      for (int64_t o = 0; o < p.outer; ++o)
+        py[o] = T(sum_in_double(px + o * p.n, p.n, [](T v) { return double(v); }) * scale);
     } else {
       // Walk rows of length inner in memory order, accumulating into the output row.
       for (int64_t o = 0; o < p.outer; ++o) {
