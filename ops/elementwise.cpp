@@ -33,76 +33,34 @@ MG_OP(where);
 
 // ---------------------------------------------------------------- binary: z = f(a, b)
 // da and db are dz/da and dz/db at one element.
+// One line per rule reads as a table, so clang-format leaves these alone.
+// clang-format off
 struct AddRule {
-  template <class T>
-  static T f(T a, T b) {
-    return a + b;
-  }
-  template <class T>
-  static T da(T, T, T) {
-    return T(1);
-  }
-  template <class T>
-  static T db(T, T, T) {
-    return T(1);
-  }
+  template <class T> static T f(T a, T b) { return a + b; }
+  template <class T> static T da(T, T, T) { return T(1); }
+  template <class T> static T db(T, T, T) { return T(1); }
 };
 struct SubRule {
-  template <class T>
-  static T f(T a, T b) {
-    return a - b;
-  }
-  template <class T>
-  static T da(T, T, T) {
-    return T(1);
-  }
-  template <class T>
-  static T db(T, T, T) {
-    return T(-1);
-  }
+  template <class T> static T f(T a, T b) { return a - b; }
+  template <class T> static T da(T, T, T) { return T(1); }
+  template <class T> static T db(T, T, T) { return T(-1); }
 };
 struct MulRule {
-  template <class T>
-  static T f(T a, T b) {
-    return a * b;
-  }
-  template <class T>
-  static T da(T, T b, T) {
-    return b;
-  }
-  template <class T>
-  static T db(T a, T, T) {
-    return a;
-  }
+  template <class T> static T f(T a, T b) { return a * b; }
+  template <class T> static T da(T, T b, T) { return b; }
+  template <class T> static T db(T a, T, T) { return a; }
 };
 struct DivRule {
-  template <class T>
-  static T f(T a, T b) {
-    return a / b;
-  }
-  template <class T>
-  static T da(T, T b, T) {
-    return T(1) / b;
-  }
-  template <class T>
-  static T db(T, T b, T z) {
-    return -z / b;
-  }
+  template <class T> static T f(T a, T b) { return a / b; }
+  template <class T> static T da(T, T b, T) { return T(1) / b; }
+  template <class T> static T db(T, T b, T z) { return -z / b; }
 };
 struct PreluRule {  // a = x, b = slope
-  template <class T>
-  static T f(T x, T s) {
-    return x > T(0) ? x : s * x;
-  }
-  template <class T>
-  static T da(T x, T s, T) {
-    return x > T(0) ? T(1) : s;
-  }
-  template <class T>
-  static T db(T x, T, T) {
-    return x > T(0) ? T(0) : x;
-  }
+  template <class T> static T f(T x, T s) { return x > T(0) ? x : s * x; }
+  template <class T> static T da(T x, T s, T) { return x > T(0) ? T(1) : s; }
+  template <class T> static T db(T x, T, T) { return x > T(0) ? T(0) : x; }
 };
+// clang-format on
 
 // Adds g * d(o, i, j) into the gradient gx of one input of a binary op (a when ForB is false, b
 // otherwise), where d is the local derivative at output o with input indices i (into a) and j
@@ -220,131 +178,70 @@ Var binary(const OpDef& op, Var a, Var b) {
 
 // ---------------------------------------------------------------- unary: y = f(x; p0, p1)
 // p0, p1 are the op's scalar arguments (exponent, clamp bounds), saved in the node.
+// One line per rule reads as a table, so clang-format leaves these alone.
+// clang-format off
 struct NegRule {
-  template <class T>
-  static T f(T x, double, double) {
-    return -x;
-  }
-  template <class T>
-  static T df(T, T, double, double) {
-    return T(-1);
-  }
+  template <class T> static T f(T x, double, double) { return -x; }
+  template <class T> static T df(T, T, double, double) { return T(-1); }
 };
 struct ExpRule {
-  template <class T>
-  static T f(T x, double, double) {
-    return std::exp(x);
-  }
-  template <class T>
-  static T df(T, T y, double, double) {
-    return y;
-  }
+  template <class T> static T f(T x, double, double) { return std::exp(x); }
+  template <class T> static T df(T, T y, double, double) { return y; }
 };
 struct LogRule {
-  template <class T>
-  static T f(T x, double, double) {
-    return std::log(x);
-  }
-  template <class T>
-  static T df(T x, T, double, double) {
-    return T(1) / x;
-  }
+  template <class T> static T f(T x, double, double) { return std::log(x); }
+  template <class T> static T df(T x, T, double, double) { return T(1) / x; }
 };
 struct SqrtRule {
-  template <class T>
-  static T f(T x, double, double) {
-    return std::sqrt(x);
-  }
-  template <class T>
-  static T df(T, T y, double, double) {
-    return T(0.5) / y;
-  }
+  template <class T> static T f(T x, double, double) { return std::sqrt(x); }
+  template <class T> static T df(T, T y, double, double) { return T(0.5) / y; }
 };
 struct PowRule {
-  template <class T>
-  static T f(T x, double p, double) {
-    return std::pow(x, T(p));
-  }
-  template <class T>
-  static T df(T x, T, double p, double) {
-    return T(p) * std::pow(x, T(p - 1));
-  }
+  template <class T> static T f(T x, double p, double) { return std::pow(x, T(p)); }
+  template <class T> static T df(T x, T, double p, double) { return T(p) * std::pow(x, T(p - 1)); }
 };
 struct SigmoidRule {
   static vec::f32x4 f4(vec::f32x4 x) { return vec::sigmoid(x); }  // float32, 4 lanes at once
-  template <class T>
-  static T f(T x, double, double) {
+  template <class T> static T f(T x, double, double) {
     // Two branches keep exp's argument non-positive: no overflow for large |x|.
     if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
     const T e = std::exp(x);
     return e / (T(1) + e);
   }
-  template <class T>
-  static T df(T, T y, double, double) {
-    return y * (T(1) - y);
-  }
+  template <class T> static T df(T, T y, double, double) { return y * (T(1) - y); }
 };
 struct TanhRule {
-  template <class T>
-  static T f(T x, double, double) {
-    return std::tanh(x);
-  }
+  template <class T> static T f(T x, double, double) { return std::tanh(x); }
   static vec::f32x4 f4(vec::f32x4 x) { return vec::tanh(x); }  // float32, 4 lanes at once
-  template <class T>
-  static T df(T, T y, double, double) {
-    return T(1) - y * y;
-  }
+  template <class T> static T df(T, T y, double, double) { return T(1) - y * y; }
 };
 struct ReluRule {
-  template <class T>
-  static T f(T x, double, double) {
-    return x > T(0) ? x : T(0);
-  }
-  template <class T>
-  static T df(T x, T, double, double) {
-    return x > T(0) ? T(1) : T(0);
-  }
+  template <class T> static T f(T x, double, double) { return x > T(0) ? x : T(0); }
+  template <class T> static T df(T x, T, double, double) { return x > T(0) ? T(1) : T(0); }
 };
 struct SoftplusRule {
-  template <class T>
-  static T f(T x, double, double) {
+  template <class T> static T f(T x, double, double) {
     return std::max(x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
   }
-  template <class T>
-  static T df(T x, T, double, double) {
-    return SigmoidRule::f(x, 0, 0);
-  }
+  template <class T> static T df(T x, T, double, double) { return SigmoidRule::f(x, 0, 0); }
 };
 struct ClampRule {
-  template <class T>
-  static T f(T x, double lo, double hi) {
+  template <class T> static T f(T x, double lo, double hi) {
     return x < T(lo) ? T(lo) : (x > T(hi) ? T(hi) : x);
   }
-  template <class T>
-  static T df(T x, T, double lo, double hi) {
+  template <class T> static T df(T x, T, double lo, double hi) {
     return (x > T(lo) && x < T(hi)) ? T(1) : T(0);
   }
 };
 struct ScaleRule {
-  template <class T>
-  static T f(T x, double c, double) {
-    return T(c) * x;
-  }
-  template <class T>
-  static T df(T, T, double c, double) {
-    return T(c);
-  }
+  template <class T> static T f(T x, double c, double) { return T(c) * x; }
+  template <class T> static T df(T, T, double c, double) { return T(c); }
 };
 struct AddScalarRule {
-  template <class T>
-  static T f(T x, double c, double) {
-    return x + T(c);
-  }
-  template <class T>
-  static T df(T, T, double, double) {
-    return T(1);
-  }
+  template <class T> static T f(T x, double c, double) { return x + T(c); }
+  template <class T> static T df(T, T, double, double) { return T(1); }
 };
+// clang-format on
 
 template <class Rule>
 void unary_backward(Tape& tape, NodeId id) {
@@ -550,26 +447,18 @@ const bool kElementwiseCases = [] {
   register_binary("sub", sub, -1, 1);
   register_binary("mul", mul, -1, 1);
   register_binary("div", div, 0.5, 2);
-  register_unary(
-      "neg", [](Var x) { return neg(x); }, -2, 2);
-  register_unary(
-      "exp", [](Var x) { return exp(x); }, -2, 2);
-  register_unary(
-      "log", [](Var x) { return log(x); }, 0.2, 3, "inputs in [0.2, 3): log needs x > 0");
-  register_unary(
-      "sqrt", [](Var x) { return sqrt(x); }, 0.2, 3, "inputs in [0.2, 3)");
-  register_unary(
-      "pow", [](Var x) { return pow(x, 2.5); }, 0.2, 3, "x^2.5 on [0.2, 3)");
-  register_unary(
-      "sigmoid", [](Var x) { return sigmoid(x); }, -4, 4);
-  register_unary(
-      "tanh", [](Var x) { return tanh(x); }, -3, 3);
-  register_unary(
-      "softplus", [](Var x) { return softplus(x); }, -5, 5);
-  register_unary(
-      "scale", [](Var x) { return scale(x, -1.7); }, -2, 2);
-  register_unary(
-      "add_scalar", [](Var x) { return add_scalar(x, 0.3); }, -2, 2);
+  // clang-format off
+  register_unary("neg", [](Var x) { return neg(x); }, -2, 2);
+  register_unary("exp", [](Var x) { return exp(x); }, -2, 2);
+  register_unary("log", [](Var x) { return log(x); }, 0.2, 3, "inputs in [0.2, 3): log needs x > 0");
+  register_unary("sqrt", [](Var x) { return sqrt(x); }, 0.2, 3, "inputs in [0.2, 3)");
+  register_unary("pow", [](Var x) { return pow(x, 2.5); }, 0.2, 3, "x^2.5 on [0.2, 3)");
+  register_unary("sigmoid", [](Var x) { return sigmoid(x); }, -4, 4);
+  register_unary("tanh", [](Var x) { return tanh(x); }, -3, 3);
+  register_unary("softplus", [](Var x) { return softplus(x); }, -5, 5);
+  register_unary("scale", [](Var x) { return scale(x, -1.7); }, -2, 2);
+  register_unary("add_scalar", [](Var x) { return add_scalar(x, 0.3); }, -2, 2);
+  // clang-format on
   for (const Shape& s : {Shape{3, 5}, Shape{1, 4}}) {
     register_grad_case(
         {.op = "relu",
