@@ -53,6 +53,10 @@ int64_t second_vocab(const nlohmann::json& cfg, const std::string& model) {
   return v2 == 0 ? layers::config_int(cfg, model, "input_vocab") : v2;
 }
 
+// The write function's DNC block (erase, write vector, write key, write strength, free gates,
+// allocation and write gates: 3W + R + 3); the cache gate's W units follow it when the cache is on.
+int64_t write_block_size(const dnc::MemoryConfig& m) { return 3 * m.word + m.read_heads + 3; }
+
 // Writes row `row` of dst [B, ...] from src [1, ...].
 void copy_row(Tensor& dst, int64_t row, const Tensor& src) {
   const int64_t per = src.numel();
@@ -85,7 +89,8 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
   const int64_t E = embedding_, H = hidden_, W = mem_.word, R = mem_.read_heads;
 
   Rng rng(seed);
-  const int64_t write_size = 3 * W + R + 3 + (cache_ ? W : 0);
+  const int64_t write_block = write_block_size(mem_);
+  const int64_t write_size = write_block + (cache_ ? W : 0);
   const int64_t read_size = layers::read_interface_size(mem_);
   cell_.reserve(2);
   for (int i = 0; i < 2; ++i) {
@@ -94,7 +99,7 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
     cell_.emplace_back(params_, p + ".lstm", E + R * W, H, rng);
     write_[size_t(i)] = layers::Linear(params_, p + ".write", H, write_size, rng);
     if (cache_)
-      write_[size_t(i)].init_bias(3 * W + R + 3, W, config_.at("cache_gate_bias").get<double>());
+      write_[size_t(i)].init_bias(write_block, W, config_.at("cache_gate_bias").get<double>());
     if (fusion_ == Fusion::late)
       read_[size_t(i)] = layers::Linear(params_, p + ".read", H, read_size, rng);
   }
@@ -225,7 +230,7 @@ void Dmnc::encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s
   // laid out as dnc::parse_interface expects (read keys, strengths | write block | read modes).
   Var rd = read_[size_t(i)](tape, ctrl.h);
   Var wr = write_[size_t(i)](tape, ctrl.h);
-  const int64_t write_block = 3 * W + R + 3;
+  const int64_t write_block = write_block_size(mem_);
   Var raw = concat({slice(rd, 1, 0, R * W + R), cache_ ? slice(wr, 1, 0, write_block) : wr,
                     slice(rd, 1, R * W + R, 3 * R)},
                    1);
