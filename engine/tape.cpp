@@ -90,6 +90,10 @@ Var Tape::constant(const Shape& shape, DType dtype, double value) {
 Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<const Var> inputs,
                  BackwardFn backward) {
   const NodeId id = NodeId(nodes_.size());
+  if (profile_) {
+    end_forward_interval();
+    profiled_op_ = &op;
+  }
   Node n;
   n.op = &op;
   n.inputs_begin = int32_t(inputs_.size());
@@ -165,12 +169,26 @@ void Tape::backward(Var out, const Tensor& upstream, bool flush_params) {
   run_backward(out.id, flush_params);
 }
 
+void Tape::end_forward_interval() {
+  const auto now = OpProfile::Clock::now();
+  if (profiled_op_) profile_->add_forward(profiled_op_, ms_between(profiled_since_, now));
+  profiled_op_ = nullptr;
+  profiled_since_ = now;
+}
+
 void Tape::run_backward(NodeId from, bool flush_params) {
   params_flushed_ = false;
+  if (profile_) end_forward_interval();
   for (NodeId id = from; id >= 0; --id) {
     const Node& n = nodes_[size_t(id)];
     if (!n.backward || !grad_live_[size_t(id)]) continue;
-    n.backward(*this, id);
+    if (profile_) {
+      const auto t0 = OpProfile::Clock::now();
+      n.backward(*this, id);
+      profile_->add_backward(n.op, ms_between(t0, OpProfile::Clock::now()));
+    } else {
+      n.backward(*this, id);
+    }
     if (!detect_anomaly_) continue;
     for (int k = 0; k < n.num_inputs; ++k) {
       const NodeId in = input_id(id, k);
@@ -203,6 +221,7 @@ void Tape::flush_param_grads() {
 }
 
 void Tape::reset() {
+  profiled_op_ = nullptr;  // a forward without backward: its last op's interval is unknown
   // Leaves share their tensor's storage; drop those references so the owner (a batch field, say)
   // can refill its buffer in place instead of allocating a new one for the next step.
   for (size_t i = 0; i < nodes_.size(); ++i)

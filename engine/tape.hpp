@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/op_def.hpp"
+#include "engine/op_profile.hpp"
 #include "engine/parameter.hpp"
 #include "engine/rng.hpp"
 #include "engine/tensor.hpp"
@@ -129,6 +130,12 @@ class Tape {
   void set_step(uint64_t s) { step_ = s; }
   Rng noise_stream();
 
+  // Op-by-op timing (engine/op_profile.hpp) into `profile`, or none with nullptr.
+  void set_profile(OpProfile* profile) {
+    profile_ = profile;
+    profiled_op_ = nullptr;
+  }
+
   // Prints one line per node: index, op, shape, inputs, value norm and gradient norm.
   void print(std::ostream& out) const;
 
@@ -136,6 +143,7 @@ class Tape {
   Var add_leaf(const Tensor& value, bool requires_grad, Parameter* param);
   void ensure_slot(NodeId id);  // grows the slot arrays to hold node id (first steps only)
   void run_backward(NodeId from, bool flush_params);
+  void end_forward_interval();  // profiling: charges the time since the last record to its op
 
   std::vector<Node> nodes_;
   std::vector<NodeId> inputs_;  // input pool: node k's inputs are a slice of it
@@ -152,6 +160,9 @@ class Tape {
   bool params_flushed_ = false;
   bool grad_enabled_ = true;
   bool detect_anomaly_ = false;
+  OpProfile* profile_ = nullptr;
+  const OpDef* profiled_op_ = nullptr;  // the last recorded op, still computing its value
+  OpProfile::Clock::time_point profiled_since_;
 };
 
 inline const Tensor& Var::value() const { return tape->value(id); }

@@ -28,6 +28,8 @@ const char* kHelp = R"(usage: memgrad bench ops [--threads N] [--json] [--quick]
 --model: training steps of a model at its default (paper) dimensions: median ms per step split
 into forward, backward and optimizer (min and max over the measured steps), steps/s, heap
 allocations per steady-state step, and peak resident memory. The first 5 steps are warm-up.
+--profile: then as many steps again with the tape timing each op (engine/op_profile.hpp), and a
+table of ms per step by op kind, forward and backward (profiled steps are not in the figures above).
 
 ops: engine figures.
   tape overhead    ns per op to record (forward) and to record + run backward, on a chain of
@@ -161,6 +163,32 @@ double peak_rss_mib() {
   return double(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// Per op kind, per step: nodes, forward and backward ms.
+nlohmann::json profile_json(const std::vector<OpProfile::Entry>& entries, int64_t steps) {
+  nlohmann::json rows = nlohmann::json::array();
+  const double n = double(steps);
+  for (const OpProfile::Entry& e : entries)
+    rows.push_back({{"op", e.op->name},
+                    {"nodes_per_step", double(e.forward_count) / n},
+                    {"forward_ms", e.forward_ms / n},
+                    {"backward_ms", e.backward_ms / n}});
+  return rows;
+}
+
+void print_profile(const nlohmann::json& rows, double step_ms) {
+  std::printf("\n  op profile, per step (the timer itself adds to these):\n");
+  std::printf("  %-22s %8s %10s %10s %7s\n", "op", "nodes", "fwd ms", "bwd ms", "% step");
+  double fwd = 0, bwd = 0;
+  for (const auto& r : rows) {
+    const double f = r["forward_ms"], b = r["backward_ms"];
+    fwd += f;
+    bwd += b;
+    std::printf("  %-22s %8.0f %10.3f %10.3f %6.1f%%\n", r["op"].get<std::string>().c_str(),
+                double(r["nodes_per_step"]), f, b, 100.0 * (f + b) / step_ms);
+  }
+  std::printf("  %-22s %8s %10.3f %10.3f\n", "total", "", fwd, bwd);
+}
+
 int bench_model(Words words) {
   // --steps is ours; everything else is a `memgrad train` flag.
   int64_t steps = 20;
@@ -171,12 +199,15 @@ int bench_model(Words words) {
       break;
     }
   if (steps < 1) throw UsageError("--steps must be at least 1");
+  const auto profile_flag = std::find(words.begin(), words.end(), "--profile");
+  const bool profile = profile_flag != words.end();
+  if (profile) words.erase(profile_flag);
   nlohmann::json flags;
   RunConfig rc = parse_run_flags(words, nullptr, nullptr, &flags);
   const int threads = set_process_threads(flags["threads"].get<long>());
   constexpr int64_t kWarmup = 5;
   rc.train["epochs"] = 0;
-  rc.train["iterations"] = kWarmup + steps;
+  rc.train["iterations"] = kWarmup + (profile ? 2 : 1) * steps;
   Trainer trainer(rc);
   std::vector<double> total, fwd, bwd, opt, allocs;
   for (int64_t step = 0; step < kWarmup + steps; ++step) {
@@ -190,6 +221,11 @@ int bench_model(Words words) {
     total.push_back(t.forward_ms + t.backward_ms + t.optimizer_ms);
     allocs.push_back(double(a1 - a0));
   }
+  OpProfile ops;
+  trainer.tape().set_profile(&ops);
+  for (int64_t step = kWarmup + steps; profile && step < kWarmup + 2 * steps; ++step)
+    trainer.train_step(step);
+  trainer.tape().set_profile(nullptr);
   const Stats st = stats(total);
   nlohmann::json out = {{"model", rc.model},
                         {"task", rc.task},
@@ -207,6 +243,7 @@ int bench_model(Words words) {
                         {"allocs_per_step", stats(allocs).median},
                         {"tape_nodes", trainer.tape().size()},
                         {"peak_rss_mib", peak_rss_mib()}};
+  if (profile) out["profile"] = profile_json(ops.sorted(), steps);
   if (flags["json"].get<bool>()) {
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -220,6 +257,7 @@ int bench_model(Words words) {
               double(out["forward_ms"]), double(out["backward_ms"]), double(out["optimizer_ms"]));
   std::printf("  allocations per steady-state step: %.0f\n  peak RSS: %.1f MiB\n",
               double(out["allocs_per_step"]), double(out["peak_rss_mib"]));
+  if (profile) print_profile(out["profile"], st.median);
   return 0;
 }
 

@@ -175,3 +175,36 @@ TEST_CASE("noise streams replay for the same seed and step and differ otherwise"
   CHECK(draws(42, 4)[0] != a[0]);
   CHECK(draws(43, 3)[0] != a[0]);
 }
+
+TEST_CASE("the op profile counts each op's nodes and backward runs, and stops when taken off") {
+  Tape tape;
+  OpProfile profile;
+  tape.set_profile(&profile);
+  for (int step = 0; step < 2; ++step) {
+    tape.reset();
+    Var x = tape.input(Tensor::from(Shape{3}, DType::f64, {1.0, -2.0, 0.5}), true);
+    Var y = add(mul(x, x), mul(x, x));
+    tape.backward(y, Tensor::full(Shape{3}, DType::f64, 1.0));
+  }
+  tape.set_profile(nullptr);
+  tape.reset();
+  Var x = tape.input(Tensor::from(Shape{1}, DType::f64, {1.0}), true);
+  tape.backward(mul(x, x), Tensor::full(Shape{1}, DType::f64, 1.0));  // not profiled
+
+  const std::vector<OpProfile::Entry> rows = profile.sorted();
+  auto find = [&](const std::string& name) {
+    for (const OpProfile::Entry& e : rows)
+      if (e.op->name == name) return e;
+    FAIL("no profile entry for ", name);
+    return OpProfile::Entry{};
+  };
+  const OpProfile::Entry mul_e = find("mul"), add_e = find("add");  // the last step's not in
+  CHECK(mul_e.forward_count == 4);
+  CHECK(mul_e.backward_count == 4);
+  CHECK(add_e.forward_count == 2);
+  CHECK(add_e.backward_count == 2);
+  for (const OpProfile::Entry& e : rows) CHECK((e.forward_ms >= 0 && e.backward_ms >= 0));
+  for (size_t i = 1; i < rows.size(); ++i)
+    CHECK(rows[i - 1].forward_ms + rows[i - 1].backward_ms >=
+          rows[i].forward_ms + rows[i].backward_ms);
+}
