@@ -19,7 +19,8 @@ const nlohmann::json kTrainBase = {{"optimizer", "adam"}, {"lr", 1e-3},
                                    {"momentum", 0.0},     {"batch", 32},
                                    {"iterations", 0},     {"epochs", 0},
                                    {"clip_norm", 0.0},    {"clip_norm_per_param", 0.0},
-                                   {"clip_value", 0.0},   {"lr_halve_every_epochs", 0}};
+                                   {"clip_value", 0.0},   {"lr_halve_every_epochs", 0},
+                                   {"lr_decay_start", 0}, {"lr_decay_final", 0.1}};
 
 const ModelInfo& model_info(const std::string& name) {
   for (const ModelInfo& m : all_models())
@@ -120,7 +121,8 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
     c.model = j.at("model").get<std::string>();
     c.task_settings = j.at("task_settings");
     c.model_config = j.at("model_config");
-    c.train = j.at("train");
+    c.train = kTrainBase;  // a run written before a key existed gets its "off" value
+    c.train.update(j.at("train"));
     c.seed = j.at("seed").get<uint64_t>();
     const std::string dt = j.at("dtype").get<std::string>();
     MG_CHECK(dt == "float32" || dt == "float64", source, ": dtype must be float32 or float64");
@@ -152,6 +154,14 @@ double Trainer::current_lr(int64_t step) const {
   double lr = config_.train.at("lr").get<double>();
   const int64_t halve = config_.train.at("lr_halve_every_epochs").get<int64_t>();
   if (halve > 0) lr *= std::pow(0.5, double((step / steps_per_epoch_) / halve));
+  // Linear decay from step lr_decay_start (0: none) to lr * lr_decay_final at the last step: a
+  // constant rate leaves the final parameters wherever the last noisy steps put them.
+  const int64_t start = config_.train.at("lr_decay_start").get<int64_t>();
+  if (start > 0 && step >= start && total_steps_ > start) {
+    const double final_factor = config_.train.at("lr_decay_final").get<double>();
+    const double t = double(step - start) / double(total_steps_ - start);
+    lr *= 1.0 - (1.0 - final_factor) * std::min(1.0, t);
+  }
   return lr * model_->lr_multiplier();
 }
 

@@ -98,3 +98,57 @@ TEST_CASE("bad usage is a UsageError naming the problem") {
   CHECK_THROWS_WITH_AS(cmd_train({"--model", "dual-lstm", "--bogus", "1"}),
                        doctest::Contains("unknown option --bogus"), UsageError);
 }
+
+TEST_CASE("bench --json has the issue's fields, and --profile a row per op") {
+  TempDir tmp;
+  const fs::path out = tmp.path / "bench.json";
+  {
+    std::ofstream redirect(out);
+    auto* old = std::cout.rdbuf(redirect.rdbuf());
+    const int rc =
+        cmd_bench({"--model",   "dmnc-late", "--task",      "sum2seq", "--embedding",    "4",
+                   "--hidden",  "6",         "--word-size", "5",       "--memory-slots", "4",
+                   "--batch",   "3",         "--lmax",      "3",       "--steps",        "2",
+                   "--threads", "1",         "--profile",   "--json"});
+    std::cout.rdbuf(old);
+    REQUIRE(rc == 0);
+  }
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (const char* key :
+       {"model", "task", "batch", "threads", "ms_per_step", "forward_ms", "backward_ms",
+        "optimizer_ms", "steps_per_s", "allocs_per_step", "peak_rss_mib"})
+    CHECK_MESSAGE(j.contains(key), key);
+  CHECK(j["model"] == "dmnc-late");
+  CHECK(j["batch"] == 3);
+  REQUIRE(j.contains("profile"));
+  double profiled = 0;
+  bool has_lstm = false;
+  for (const auto& row : j["profile"]) {
+    CHECK(row["nodes_per_step"].get<double>() > 0);
+    profiled += row["forward_ms"].get<double>() + row["backward_ms"].get<double>();
+    has_lstm = has_lstm || row["op"] == "lstm_cell";
+  }
+  CHECK(has_lstm);
+  CHECK(profiled > 0);
+}
+
+TEST_CASE("lr_decay_start decays the learning rate linearly to lr * lr_decay_final") {
+  TempDir tmp;
+  Words w = tiny_run(tmp.path / "run", 8);
+  for (const char* f : {"--lr", "0.01", "--lr-decay-start", "4", "--lr-decay-final", "0.5"})
+    w.push_back(f);
+  REQUIRE(cmd_train(w) == 0);
+  std::ifstream in(tmp.path / "run" / "log.jsonl");
+  std::vector<double> lr;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("lr")) lr.push_back(j["lr"].get<double>());
+  }
+  REQUIRE(lr.size() == 8);
+  for (int s = 0; s < 8; ++s) {
+    const double want = s < 4 ? 0.01 : 0.01 * (1.0 - 0.5 * double(s - 4) / 4.0);
+    CHECK(lr[size_t(s)] == doctest::Approx(want).epsilon(1e-12));
+  }
+}
