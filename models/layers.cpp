@@ -99,6 +99,11 @@ void Linear::init_bias(int64_t begin, int64_t count, double value) {
   for (int64_t j = begin; j < begin + count; ++j) b_->value.set(j, value);
 }
 
+void Linear::init_weights_uniform(double limit, Rng& rng) {
+  MG_CHECK(limit > 0, "Linear::init_weights_uniform: limit must be positive, got ", limit);
+  for (int64_t i = 0; i < w_->value.numel(); ++i) w_->value.set(i, rng.uniform(-limit, limit));
+}
+
 Var Linear::operator()(Tape& tape, Var x) const {
   Var y = matmul(x, tape.param(*w_));
   return b_ ? add(y, tape.param(*b_)) : y;
@@ -268,10 +273,13 @@ Var MemoryReader::read(Tape& tape, Var h) {
 }
 
 Attention::Attention(ParameterSet& params, const std::string& prefix, int64_t value_size,
-                     int64_t query_size, int64_t attention_size, Rng& rng)
+                     int64_t query_size, int64_t attention_size, Rng& rng, double init_range)
     : key_(params, prefix + ".key", value_size, attention_size, rng, /*bias=*/false),
       query_(params, prefix + ".query", query_size, attention_size, rng),
-      score_(params, prefix + ".score", attention_size, 1, rng, /*bias=*/false) {}
+      score_(params, prefix + ".score", attention_size, 1, rng, /*bias=*/false) {
+  if (init_range > 0)
+    for (Linear* l : {&key_, &query_, &score_}) l->init_weights_uniform(init_range, rng);
+}
 
 Attention::Memory Attention::prepare(Tape& tape, Var outputs, Var mask) const {
   Memory m;

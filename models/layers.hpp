@@ -63,6 +63,8 @@ class Linear {
   // Sets bias entries [begin, begin + count) to value (an initialisation choice, e.g. a gate's
   // starting bias); the layer must have a bias.
   void init_bias(int64_t begin, int64_t count, double value);
+  // Redraws the weights uniform(-limit, limit) instead of Glorot (an initialisation choice).
+  void init_weights_uniform(double limit, Rng& rng);
 
  private:
   Parameter* w_ = nullptr;
@@ -193,8 +195,10 @@ class MemoryReader : public DecoderReader {
 class Attention {
  public:
   Attention() = default;
+  // Weights Glorot-uniform, or uniform(-init_range, init_range) when init_range > 0 (the DMNC
+  // authors' WLAS draws its attention weights from uniform(-1, 1)).
   Attention(ParameterSet& params, const std::string& prefix, int64_t value_size, int64_t query_size,
-            int64_t attention_size, Rng& rng);
+            int64_t attention_size, Rng& rng, double init_range = 0.0);
   // Precomputes W_k o_j for outputs [B, T, H] and the mask's additive bias.
   struct Memory {
     Var outputs, keys, mask, bias;  // [B,T,H], [B,T,A], [B,T], [B,T]

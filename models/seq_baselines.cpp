@@ -21,7 +21,10 @@ const char* kind_name(SeqBaseline k) {
 nlohmann::json defaults(SeqBaseline k) {
   nlohmann::json d = {{"embedding", 64},   {"hidden", 128},     {"output", "sequence"},
                       {"input_vocab", 51}, {"input_vocab2", 0}, {"output_vocab", 101}};
-  if (k == SeqBaseline::wlas) d["attention_size"] = 128;
+  if (k == SeqBaseline::wlas) {
+    d["attention_size"] = 128;
+    d["attention_init_range"] = 0.0;  // 0: Glorot; r > 0: uniform(-r, r), the authors' r = 1
+  }
   return d;
 }
 
@@ -89,8 +92,10 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
   }
   if (kind == SeqBaseline::wlas) {
     const int64_t A = layers::config_int(config_, model, "attention_size");
-    attention_[0] = layers::Attention(params_, "dec.attention1", H, 2 * H, A, rng);
-    attention_[1] = layers::Attention(params_, "dec.attention2", H, 2 * H, A, rng);
+    const double init = config_.at("attention_init_range").get<double>();
+    MG_CHECK(init >= 0, model, ": attention_init_range must be >= 0, got ", init);
+    attention_[0] = layers::Attention(params_, "dec.attention1", H, 2 * H, A, rng, init);
+    attention_[1] = layers::Attention(params_, "dec.attention2", H, 2 * H, A, rng, init);
     spec.context = 2 * H;
   }
   decoder_ = layers::Decoder(params_, "dec", spec, rng);

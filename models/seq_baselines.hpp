@@ -20,7 +20,9 @@
 //
 // Set output (config "output": "set"): logits = W [h0; context] + b with the context read once
 // with h0 (nothing for lstm and dual-lstm), bce_with_logits against "labels" [B, V].
-// Defaults (section 4.1): embedding 64, hidden 128; WLAS attention size 128 ("attention_size").
+// Defaults (section 4.1): embedding 64, hidden 128; WLAS attention size 128 ("attention_size"),
+// attention weights Glorot-uniform ("attention_init_range" r > 0: uniform(-r, r), as the DMNC
+// authors' code draws them with r = 1; see docs/sum2seq.md for what that does to WLAS).
 #pragma once
 #include <array>
 #include <nlohmann/json.hpp>

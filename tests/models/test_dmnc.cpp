@@ -553,3 +553,33 @@ TEST_CASE("dmnc: cache_gate_bias initialises the cache gate's bias block and not
     for (int64_t j = 0; j < b.numel(); ++j) CHECK(b.at(j) == (j >= gate ? -3.0 : 0.0));
   }
 }
+
+TEST_CASE("wlas: attention_init_range draws the attention weights uniform(-r, r)") {
+  const nlohmann::json base = {{"embedding", 3},
+                               {"hidden", 8},
+                               {"attention_size", 16},
+                               {"input_vocab", 7},
+                               {"output_vocab", 9}};
+  auto max_abs = [](const Tensor& t) {
+    double m = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.at(i)));
+    return m;
+  };
+  nlohmann::json authors = base;
+  authors["attention_init_range"] = 1.0;
+  auto glorot = create_model("wlas", base, DType::f64, 4);
+  auto wide = create_model("wlas", authors, DType::f64, 4);
+  for (const char* name :
+       {"dec.attention1.key.w", "dec.attention2.query.w", "dec.attention1.score.w"}) {
+    const Tensor& g = glorot->params().get(name).value;
+    const double limit = std::sqrt(6.0 / double(g.dim(0) + g.dim(1)));
+    CHECK(max_abs(g) <= limit);
+    const double m = max_abs(wide->params().get(name).value);
+    CHECK(m <= 1.0);
+    CHECK(m > limit);  // 16 x 8 or more draws from uniform(-1, 1): one is beyond the Glorot limit
+  }
+  nlohmann::json bad = base;
+  bad["attention_init_range"] = -1.0;
+  CHECK_THROWS_WITH(create_model("wlas", bad, DType::f64, 4),
+                    doctest::Contains("attention_init_range"));
+}
