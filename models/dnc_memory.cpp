@@ -40,7 +40,7 @@ Var offdiag_mask(Tape& tape, int64_t n, DType dtype) {
   return tape.input(t, false);
 }
 
-Var one_minus(Var x) { return add_scalar(neg(x), 1.0); }
+Var one_minus(Var x) { return scale_shift(x, -1.0, 1.0); }
 Var oneplus(Var x) { return add_scalar(softplus(x), 1.0); }
 
 // |x|_e = sqrt(sum over the last axis of x^2 + eps), keeping the axis: [..., W] -> [..., 1].
@@ -157,7 +157,7 @@ Var usage_update(Var prev_usage, Var prev_write_weights, Var prev_read_weights, 
 AllocationResult allocation_with_order(Var usage) {
   MG_CHECK(usage.defined() && usage.shape().rank == 2, "dnc::allocation: usage must be [B,N], got ",
            shape_str(usage));
-  Var clamped = add_scalar(scale(usage, 1.0 - kEpsilon), kEpsilon);  // eps + (1 - eps) u
+  Var clamped = scale_shift(usage, 1.0 - kEpsilon, kEpsilon);  // eps + (1 - eps) u
   Var order = argsort(clamped);              // free list, ascending, stable: a constant
   Var sorted = gather_last(clamped, order);  // gradient scattered back through the order
   Var sorted_alloc = mul(one_minus(sorted), cumprod_exclusive(sorted, -1));

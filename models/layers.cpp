@@ -287,7 +287,7 @@ Attention::Memory Attention::prepare(Tape& tape, Var outputs, Var mask) const {
   m.keys = key_(tape, outputs);
   m.mask = mask;
   // 0 on events, -1e9 elsewhere: exp underflows to exactly 0 in float32 and float64.
-  m.bias = scale(add_scalar(mask, -1.0), 1e9);
+  m.bias = scale_shift(mask, 1e9, -1e9);
   return m;
 }
 

@@ -29,6 +29,7 @@ MG_OP(softplus);
 MG_OP(clamp);
 MG_OP(scale);
 MG_OP(add_scalar);
+MG_OP(scale_shift);
 MG_OP(where);
 
 // ---------------------------------------------------------------- binary: z = f(a, b)
@@ -241,6 +242,10 @@ struct AddScalarRule {
   template <class T> static T f(T x, double c, double) { return x + T(c); }
   template <class T> static T df(T, T, double, double) { return T(1); }
 };
+struct ScaleShiftRule {
+  template <class T> static T f(T x, double a, double b) { return T(a) * x + T(b); }
+  template <class T> static T df(T, T, double a, double) { return T(a); }
+};
 // clang-format on
 
 template <class Rule>
@@ -383,6 +388,9 @@ Var where(Var mask, Var a, Var b) {
 
 Var scale(Var x, double factor) { return unary<ScaleRule>(kOp_scale, x, factor); }
 Var add_scalar(Var x, double c) { return unary<AddScalarRule>(kOp_add_scalar, x, c); }
+Var scale_shift(Var x, double factor, double shift) {
+  return unary<ScaleShiftRule>(kOp_scale_shift, x, factor, shift);
+}
 
 }  // namespace memgrad
 
@@ -458,6 +466,7 @@ const bool kElementwiseCases = [] {
   register_unary("softplus", [](Var x) { return softplus(x); }, -5, 5);
   register_unary("scale", [](Var x) { return scale(x, -1.7); }, -2, 2);
   register_unary("add_scalar", [](Var x) { return add_scalar(x, 0.3); }, -2, 2);
+  register_unary("scale_shift", [](Var x) { return scale_shift(x, -1.3, 0.7); }, -2, 2);
   // clang-format on
   for (const Shape& s : {Shape{3, 5}, Shape{1, 4}}) {
     register_grad_case(

@@ -24,6 +24,8 @@ Var softplus(Var x);                     // log(1 + e^x), computed without overf
 Var clamp(Var x, double lo, double hi);  // gradient 1 strictly inside (lo, hi), 0 outside
 Var scale(Var x, double factor);         // factor * x
 Var add_scalar(Var x, double c);         // x + c
+// factor * x + shift in one node (1 - x is scale_shift(x, -1, 1)).
+Var scale_shift(Var x, double factor, double shift);
 // where(mask, a, b): a where mask != 0, else b. mask is data (no gradient); all three broadcast
 // to a's shape, which the output takes.
 Var where(Var mask, Var a, Var b);
