@@ -110,7 +110,13 @@ State initial_state(Tape& tape, int64_t batch, const MemoryConfig& cfg, DType dt
 
 // cos[b,r,i] = keys[b,r] . memory[b,i] / (|keys[b,r]|_e |memory[b,i]|_e + eps);
 // weights[b,r,:] = softmax_i(strengths[b,r] * cos[b,r,i]).
-Var content_weighting(Var memory, Var keys, Var strengths) {
+Var memory_norms(Var memory) {
+  MG_CHECK(memory.defined() && memory.shape().rank == 3, "dnc::memory_norms: memory must be ",
+           "[B,N,W], got ", shape_str(memory));
+  return reshape(eps_norm(memory), Shape{memory.dim(0), 1, memory.dim(1)});
+}
+
+Var content_weighting(Var memory, Var keys, Var strengths, Var norms) {
   MG_CHECK(memory.defined() && memory.shape().rank == 3, "dnc::content_weighting: memory must be ",
            "[B,N,W], got ", shape_str(memory));
   const int64_t B = memory.dim(0), N = memory.dim(1), W = memory.dim(2);
@@ -118,9 +124,10 @@ Var content_weighting(Var memory, Var keys, Var strengths) {
            "dnc::content_weighting: keys must be [", B, ",R,", W, "], got ", shape_str(keys));
   const int64_t R = keys.dim(1);
   expect("content_weighting", "strengths", strengths, Shape{B, R});
-  Var dot = bmm(keys, memory, false, true);                            // [B,R,N]
-  Var memory_norm = reshape(eps_norm(memory), Shape{B, 1, N});         // [B,1,N]
-  Var denom = add_scalar(mul(eps_norm(keys), memory_norm), kEpsilon);  // [B,R,N]
+  Var dot = bmm(keys, memory, false, true);            // [B,R,N]
+  if (!norms.defined()) norms = memory_norms(memory);  // [B,1,N]
+  expect("content_weighting", "memory_norms", norms, Shape{B, 1, N});
+  Var denom = add_scalar(mul(eps_norm(keys), norms), kEpsilon);  // [B,R,N]
   Var cos = div(dot, denom);
   return softmax(mul(cos, reshape(strengths, Shape{B, R, 1})));
 }

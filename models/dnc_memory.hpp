@@ -79,8 +79,11 @@ State initial_state(Tape& tape, int64_t batch, const MemoryConfig& cfg, DType dt
 // memory [B,N,W], keys [B,R,W], strengths [B,R] -> [B,R,N]:
 //   cos[b,r,i] = k.m / (|k|_e |m|_e + eps), |x|_e = sqrt(sum x^2 + eps);
 //   weights[b,r,:] = softmax_i(strengths[b,r] * cos[b,r,i]).
-// Write content weights: one key, [B,1,W] and [B,1].
-Var content_weighting(Var memory, Var keys, Var strengths);
+// Write content weights: one key, [B,1,W] and [B,1]. A memory read many times without being written
+// (the write-protected decoder) passes its memory_norms once computed.
+Var content_weighting(Var memory, Var keys, Var strengths, Var memory_norms = Var{});
+// |memory[b,i]|_e as [B,1,N], the memory's factor of content_weighting's denominator.
+Var memory_norms(Var memory);
 // prev_usage [B,N], prev_write_weights [B,N] (detached here: no gradient), prev_read_weights
 // [B,R,N], free_gates [B,R] -> [B,N]:
 //   (u + (1 - u) sg(w)) * prod_r (1 - f_r rw_r)

@@ -236,6 +236,7 @@ MemoryReader::MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
     memory_ = memories[0].memory;
     link_ = memories[0].link;
     read_weights_ = read_weights[0];
+    memory_norms_ = dnc::memory_norms(memory_);
     return;
   }
   constexpr int64_t kMaxMemories = 4;  // fixed arrays: no allocation per step
@@ -249,6 +250,7 @@ MemoryReader::MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
   memory_ = reshape(stack(std::span<const Var>(ms, size_t(k_)), 1), Shape{b_ * k_, N, W});
   link_ = reshape(stack(std::span<const Var>(ls, size_t(k_)), 1), Shape{b_ * k_, N, N});
   read_weights_ = reshape(stack(read_weights, 1), Shape{b_ * k_, R, N});
+  memory_norms_ = dnc::memory_norms(memory_);
 }
 
 Var MemoryReader::read(Tape& tape, Var h) {
@@ -258,7 +260,7 @@ Var MemoryReader::read(Tape& tape, Var h) {
            h.shape());
   Var o = k_ == 1 ? h : reshape(h, Shape{b_ * k_, head_.in()});  // row b*K + k holds o_k
   const ReadInterface r = parse_read_interface(head_(tape, o), m_);
-  Var content = dnc::content_weighting(memory_, r.keys, r.strengths);
+  Var content = dnc::content_weighting(memory_, r.keys, r.strengths, memory_norms_);
   const dnc::DirectionalResult dir = dnc::directional_read(link_, read_weights_);
   const dnc::ReadResult read =
       dnc::read_weighting(content, dir.forward, dir.backward, r.modes, memory_);

@@ -182,6 +182,7 @@ class MemoryReader : public DecoderReader {
   dnc::MemoryConfig m_;
   int64_t k_, b_;
   Var memory_, link_, read_weights_;  // [K*B, N, W], [K*B, N, N], [K*B, R, N] (row b*K + k)
+  Var memory_norms_;  // the frozen memory's slot norms, computed once for every read
   Trace* trace_;
   std::string prefix_;
   int64_t step_ = 0;
