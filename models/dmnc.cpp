@@ -10,6 +10,9 @@ namespace {
 
 using layers::StepMask;
 
+// The DNC paper's usage gradient, not DeepMind's stop-gradient (dmnc.hpp, "Usage gradient").
+constexpr dnc::UsageGradient kUsageGradient = dnc::UsageGradient::through_write_weights;
+
 nlohmann::json memory_defaults(int64_t slots) {
   return {{"embedding", 64},        {"hidden", 128},     {"word_size", 64},
           {"memory_slots", slots},  {"read_heads", 1},   {"output", "sequence"},
@@ -182,7 +185,7 @@ void Dmnc::store_carried(const Encoded& e) {
 dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
                                    const dnc::Interface& iface, Trace* trace,
                                    const std::string& prefix) const {
-  const dnc::State prev = layers::fold_write_into_usage(s[size_t(i)].memory);
+  const dnc::State& prev = s[size_t(i)].memory;
   const dnc::State& other = s[size_t(1 - i)].memory;
   const int64_t N = mem_.slots;
   // The previous read weights over [M1; M2], split into the two memories' blocks.
@@ -191,7 +194,7 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
   // Write: encoder i writes its own memory M_i (Eq. 11), with M_i's usage, allocation and link;
   // its free gates act on its previous read weights on M_i's block.
   dnc::StepDetail detail;
-  dnc::State next = dnc::write_step(prev, iface, block[i], detail);
+  dnc::State next = dnc::write_step(prev, iface, block[i], detail, kUsageGradient);
 
   // Read (Eq. 7-8): the shared address space [M1; M2], with M_i just written and the other memory
   // as its encoder last left it; temporal links block-diagonal.
@@ -242,10 +245,9 @@ void Dmnc::encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s
     iface.write_vector = cache;
     record(trace, prefix, "cache_gate", g);
   }
-  const dnc::State memory =
-      fusion_ == Fusion::late
-          ? dnc::step(layers::fold_write_into_usage(me.memory), iface, true, trace, prefix)
-          : early_memory_step(i, s, iface, trace, prefix);
+  const dnc::State memory = fusion_ == Fusion::late
+                                ? dnc::step(me.memory, iface, true, trace, prefix, kUsageGradient)
+                                : early_memory_step(i, s, iface, trace, prefix);
   me.controller = mask.blend(ctrl, me.controller);
   me.memory = mask.blend(memory, me.memory);
   if (cache_) me.cache = mask.blend(cache, me.cache);
@@ -369,8 +371,7 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       Var input = concat({x, reshape(mem.read_vectors, Shape{B, RW})}, 1);
       const LstmState c = layers::clip_state(cell.step(tape, input, ctrl), clip_);
       const dnc::Interface iface = dnc::parse_interface(interface_(tape, c.h), mem_);
-      const dnc::State next =
-          dnc::step(layers::fold_write_into_usage(mem), iface, true, opts.trace, prefix);
+      const dnc::State next = dnc::step(mem, iface, true, opts.trace, prefix, kUsageGradient);
       ctrl = mask.blend(c, ctrl);
       mem = mask.blend(next, mem);
     }

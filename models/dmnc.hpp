@@ -76,11 +76,10 @@
 //
 // Usage gradient. The memories follow the DNC paper's usage update, u_t = (u + (1 - u) w_{t-1})
 //   psi_t, differentiable in the previous write weights (as the DMNC authors' code, built on
-//   Mostafa-Samir's DNC, has it); dnc::usage_update follows DeepMind's code, which stops that
-//   gradient. layers::fold_write_into_usage() feeds dnc::step / dnc::usage_update a state whose
-//   usage already holds u + (1 - u) w (with its gradient) and whose write weights are 0: the same
-//   values, the paper's gradient. (With the stop-gradient, finite differences of the whole model
-//   disagree with its gradient by 1e-3 to 5e-2 relative, so no model-level check could pass.)
+//   Mostafa-Samir's DNC, has it); dnc::usage_update's default follows DeepMind's code, which
+//   stops that gradient, and these models pass dnc::UsageGradient::through_write_weights. (With
+//   the stop-gradient, finite differences of the whole model disagree with its gradient by 1e-3
+//   to 5e-2 relative, so no model-level check could pass.)
 //
 // Controller clipping, config "clip_controller" (default 20, 0 = off): every controller's LSTM cell
 //   state c is clamped to [-20, 20] after each step, as DeepMind's DNC clips the controller state

@@ -134,7 +134,8 @@ Var content_weighting(Var memory, Var keys, Var strengths, Var norms) {
 
 // usage = (u + (1 - u) sg(w)) * prod_r (1 - f_r * rw_r): every product is a product op, whose
 // backward multiplies by the other factors (exact where a factor is 0).
-Var usage_update(Var prev_usage, Var prev_write_weights, Var prev_read_weights, Var free_gates) {
+Var usage_update(Var prev_usage, Var prev_write_weights, Var prev_read_weights, Var free_gates,
+                 UsageGradient g) {
   MG_CHECK(prev_usage.defined() && prev_usage.shape().rank == 2,
            "dnc::usage_update: prev_usage must be [B,N], got ", shape_str(prev_usage));
   const int64_t B = prev_usage.dim(0), N = prev_usage.dim(1);
@@ -146,7 +147,9 @@ Var usage_update(Var prev_usage, Var prev_write_weights, Var prev_read_weights, 
   const int64_t R = prev_read_weights.dim(1);
   expect("usage_update", "free_gates", free_gates, Shape{B, R});
 
-  Var w = detach(prev_write_weights);  // DeepMind's Freeness: no gradient into the write weights
+  // DeepMind's Freeness: no gradient into the write weights (see UsageGradient).
+  Var w =
+      g == UsageGradient::through_write_weights ? prev_write_weights : detach(prev_write_weights);
   Var written = add(prev_usage, mul(one_minus(prev_usage), w));
   Var factors = one_minus(mul(reshape(free_gates, Shape{B, R, 1}), prev_read_weights));  // [B,R,N]
   Var psi;
@@ -250,7 +253,7 @@ ReadResult read_weighting(Var content_weights, Var forward, Var backward, Var re
 }
 
 State step_with_detail(const State& prev, const Interface& iface, StepDetail& detail, bool write,
-                       Trace* trace, const std::string& prefix) {
+                       Trace* trace, const std::string& prefix, UsageGradient g) {
   MG_CHECK(prev.memory.defined() && prev.memory.shape().rank == 3,
            "dnc::step: prev.memory must be [B,N,W], got ", shape_str(prev.memory));
   MG_CHECK(prev.read_weights.defined() && prev.read_weights.shape().rank == 3,
@@ -267,7 +270,7 @@ State step_with_detail(const State& prev, const Interface& iface, StepDetail& de
   }
 
   detail = StepDetail{};
-  State next = write ? write_step(prev, iface, prev.read_weights, detail) : prev;
+  State next = write ? write_step(prev, iface, prev.read_weights, detail, g) : prev;
   detail.read_content_weights =
       content_weighting(next.memory, iface.read_keys, iface.read_strengths);
   const DirectionalResult dir = directional_read(next.link, prev.read_weights);
@@ -290,10 +293,11 @@ State step_with_detail(const State& prev, const Interface& iface, StepDetail& de
   return next;
 }
 
-State write_step(const State& prev, const Interface& iface, Var freed_reads, StepDetail& detail) {
+State write_step(const State& prev, const Interface& iface, Var freed_reads, StepDetail& detail,
+                 UsageGradient g) {
   const int64_t B = prev.memory.dim(0), N = prev.memory.dim(1), W = prev.memory.dim(2);
   State next = prev;
-  next.usage = usage_update(prev.usage, prev.write_weights, freed_reads, iface.free_gates);
+  next.usage = usage_update(prev.usage, prev.write_weights, freed_reads, iface.free_gates, g);
   const AllocationResult alloc = allocation_with_order(next.usage);
   detail.allocation = alloc.allocation;
   detail.sort_order = alloc.sort_order;
@@ -311,9 +315,9 @@ State write_step(const State& prev, const Interface& iface, Var freed_reads, Ste
 }
 
 State step(const State& prev, const Interface& iface, bool write, Trace* trace,
-           const std::string& prefix) {
+           const std::string& prefix, UsageGradient g) {
   StepDetail detail;
-  return step_with_detail(prev, iface, detail, write, trace, prefix);
+  return step_with_detail(prev, iface, detail, write, trace, prefix, g);
 }
 
 }  // namespace memgrad::dnc

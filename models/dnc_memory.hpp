@@ -84,10 +84,16 @@ State initial_state(Tape& tape, int64_t batch, const MemoryConfig& cfg, DType dt
 Var content_weighting(Var memory, Var keys, Var strengths, Var memory_norms = Var{});
 // |memory[b,i]|_e as [B,1,N], the memory's factor of content_weighting's denominator.
 Var memory_norms(Var memory);
-// prev_usage [B,N], prev_write_weights [B,N] (detached here: no gradient), prev_read_weights
-// [B,R,N], free_gates [B,R] -> [B,N]:
-//   (u + (1 - u) sg(w)) * prod_r (1 - f_r rw_r)
-Var usage_update(Var prev_usage, Var prev_write_weights, Var prev_read_weights, Var free_gates);
+// Whether the usage update passes gradient into the previous write weights w_{t-1}. DeepMind's code
+// stops it (sg below; the golden values' convention and the default everywhere). The DNC paper's
+// equation does not, nor does the DMNC authors' code, and a stopped gradient cannot be checked
+// against finite differences of a whole model, so DMNC and the view-concatenated DNC keep it.
+enum class UsageGradient { stopped_at_write_weights, through_write_weights };
+
+// prev_usage [B,N], prev_write_weights [B,N], prev_read_weights [B,R,N], free_gates [B,R] -> [B,N]:
+//   (u + (1 - u) sg(w)) * prod_r (1 - f_r rw_r)   (sg: stop-gradient unless through_write_weights)
+Var usage_update(Var prev_usage, Var prev_write_weights, Var prev_read_weights, Var free_gates,
+                 UsageGradient g = UsageGradient::stopped_at_write_weights);
 // usage [B,N] -> [B,N]: uc = eps + (1 - eps) u sorted ascending (ties to the lower slot),
 // allocation[phi_j] = (1 - uc[phi_j]) prod_{i<j} uc[phi_i].
 Var allocation(Var usage);
@@ -138,7 +144,8 @@ ReadResult read_weighting(Var content_weights, Var forward, Var backward, Var re
 // (just the name when prefix is empty; no extra "/" when prefix already ends with one), in both
 // modes (with write false: the gates as given, the unchanged usage and write weights).
 State step(const State& prev, const Interface& iface, bool write = true, Trace* trace = nullptr,
-           const std::string& prefix = "");
+           const std::string& prefix = "",
+           UsageGradient g = UsageGradient::stopped_at_write_weights);
 
 // The intermediates of one step, for inspection and tests. With write = false, allocation,
 // sort_order and write_content_weights stay undefined.
@@ -151,13 +158,15 @@ struct StepDetail {
 };
 // step() that also fills `detail`.
 State step_with_detail(const State& prev, const Interface& iface, StepDetail& detail,
-                       bool write = true, Trace* trace = nullptr, const std::string& prefix = "");
+                       bool write = true, Trace* trace = nullptr, const std::string& prefix = "",
+                       UsageGradient g = UsageGradient::stopped_at_write_weights);
 
 // The write half of step(): usage (freeing the slots that `freed_reads` [B,R,N], the previous
 // read weights on this memory, point at), allocation, write weighting, erase and write, link and
 // precedence. Returns prev with those five fields replaced (read weights and vectors as in prev).
 // step() calls it with prev.read_weights; DMNC's early fusion with the block of its read weights
 // that falls on this memory. Fills allocation, sort_order and write_content_weights of `detail`.
-State write_step(const State& prev, const Interface& iface, Var freed_reads, StepDetail& detail);
+State write_step(const State& prev, const Interface& iface, Var freed_reads, StepDetail& detail,
+                 UsageGradient g = UsageGradient::stopped_at_write_weights);
 
 }  // namespace memgrad::dnc

@@ -204,14 +204,6 @@ LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmStat
 
 // --------------------------------------------------------------------------- reading memories
 
-dnc::State fold_write_into_usage(const dnc::State& prev) {
-  dnc::State s = prev;
-  const Var& u = prev.usage;
-  s.usage = add(u, sub(prev.write_weights, mul(u, prev.write_weights)));  // u + (1 - u) w
-  s.write_weights = constant_leaf(*u.tape, u.shape(), u.dtype(), 0.0);
-  return s;
-}
-
 ReadInterface parse_read_interface(Var raw, const dnc::MemoryConfig& m) {
   const int64_t R = m.read_heads, W = m.word;
   MG_CHECK(raw.defined() && raw.shape().rank == 2 && raw.dim(1) == read_interface_size(m),

@@ -129,16 +129,6 @@ LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmStat
 
 // ------------------------------------------------------------------------------ reading memories
 
-// The DNC paper's usage update (Graves et al. 2016), u_t = (u + (1 - u) w_{t-1}) psi_t, is
-// differentiable in the previous write weights w_{t-1}; dnc::usage_update follows DeepMind's code,
-// which stops that gradient (and so does dnc::step). The DMNC paper builds on the paper's DNC (and
-// its authors' code has no stop-gradient), and a stopped gradient cannot be checked against finite
-// differences of the model. fold_write_into_usage(prev) returns prev with usage u + (1 - u) w
-// (computed with its gradient) and write weights 0: dnc::usage_update / dnc::step then compute the
-// same value, (u' + (1 - u') 0) psi = u' psi, with the paper's gradient. The previous write
-// weights are read nowhere else in a writing step.
-dnc::State fold_write_into_usage(const dnc::State& prev);
-
 // The DNC read function's interface, Eq. 5-8 / 12-13: R keys, R strengths (oneplus) and R read-mode
 // distributions (softmax over (backward, content, forward), dnc_memory.hpp's order).
 struct ReadInterface {

@@ -619,3 +619,39 @@ TEST_CASE("dnc: a steady-state step allocates nothing but the detach copy (forwa
                  " heap allocation(s) per run: detach() shares storage with the op slot it reads");
   }
 }
+
+TEST_CASE(
+    "usage_update: the previous write weights get a gradient only with through_write_weights") {
+  const int64_t B = 2, N = 4, R = 2;
+  Rng rng(17);
+  auto uniform = [&](const Shape& s, double lo, double hi) {
+    Tensor t = Tensor::zeros(s, DType::f64);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, rng.uniform(lo, hi));
+    return t;
+  };
+  const std::vector<GradInput> inputs = {{uniform(Shape{B, N}, 0.05, 0.95)},
+                                         {uniform(Shape{B, N}, 0.0, 0.3)},
+                                         {uniform(Shape{B, R, N}, 0.0, 0.3)},
+                                         {uniform(Shape{B, R}, 0.1, 0.9)}};
+  auto usage = [](dnc::UsageGradient g) {
+    return
+        [g](Tape&, std::span<const Var> v) { return dnc::usage_update(v[0], v[1], v[2], v[3], g); };
+  };
+  // Through: the whole gradient matches finite differences.
+  const GradCheckResult through = check_gradients("usage_update through", inputs,
+                                                  usage(dnc::UsageGradient::through_write_weights));
+  CAPTURE(through.message);
+  CHECK(through.passed);
+  // Stopped (DeepMind's default): the write weights' gradient is zero, the same values.
+  Tape tape;
+  std::vector<Var> v;
+  for (const GradInput& in : inputs) v.push_back(tape.input(in.value, true));
+  Var stopped = dnc::usage_update(v[0], v[1], v[2], v[3]);
+  Var kept = dnc::usage_update(v[0], v[1], v[2], v[3], dnc::UsageGradient::through_write_weights);
+  CHECK(stopped.value().to_vector() == kept.value().to_vector());
+  tape.backward(stopped, Tensor::full(stopped.shape(), DType::f64, 1.0));
+  const Tensor gw = v[1].grad();  // undefined: no gradient reached it
+  if (gw.defined())
+    for (int64_t i = 0; i < gw.numel(); ++i) CHECK(gw.at(i) == 0.0);
+  REQUIRE(v[0].grad().defined());  // the backward did run
+}
