@@ -13,11 +13,9 @@ namespace {
 const bool kBlasSingleThreaded = (openblas_set_num_threads(1), true);
 
 // Products below this many multiply-adds run as one BLAS call; above, as row blocks of a fixed
-// size so that the result does not depend on the thread count, or, when there are too few rows
-// for that (a batch of 50 against a weight matrix), as fixed column blocks.
+// size so that the result does not depend on the thread count.
 constexpr int64_t kParallelFlops = int64_t(1) << 21;
 constexpr int64_t kRowBlock = 64;
-constexpr int64_t kColBlock = 256;
 
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -42,19 +40,8 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
     return;
   }
-  if (m * n * k < kParallelFlops || (m <= kRowBlock && n <= kColBlock)) {
+  if (m * n * k < kParallelFlops || m <= kRowBlock) {
     blas_call(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    return;
-  }
-  if (m <= kRowBlock) {
-    const int64_t blocks = (n + kColBlock - 1) / kColBlock;
-    parallel_for_each(blocks, [&](int64_t blk) {
-      const int64_t c0 = blk * kColBlock;
-      const int64_t cols = std::min(kColBlock, n - c0);
-      // Column j of op(B) starts at b + j without transpose, at b + j*ldb with it.
-      const T* b_cols = trans_b ? b + c0 * ldb : b + c0;
-      blas_call(trans_a, trans_b, m, cols, k, alpha, a, lda, b_cols, ldb, beta, c + c0, ldc);
-    });
     return;
   }
   const int64_t blocks = (m + kRowBlock - 1) / kRowBlock;

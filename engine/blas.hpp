@@ -1,6 +1,5 @@
 // Matrix products through OpenBLAS (cblas, row-major). Every matrix product in memgrad goes
-// through gemm(); large products are split into fixed row (or, for few rows, column) blocks run as
-// TBB tasks.
+// through gemm(); large products are split into fixed row blocks run as TBB tasks.
 #pragma once
 #include <cstdint>
 

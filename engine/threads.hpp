@@ -1,6 +1,6 @@
 // The one place that sets how many threads memgrad uses. TBB runs per-sample work over the batch
-// and splits large matrix products into row or column blocks; OpenBLAS is kept single-threaded so
-// the two never oversubscribe the cores. Partitions are fixed (independent of the thread count), so
+// and splits large matrix products into row blocks; OpenBLAS is kept single-threaded so the two
+// never oversubscribe the cores. Partitions are fixed (independent of the thread count), so
 // results for a given seed are the same with 1 or N threads.
 #pragma once
 #include <cstdint>

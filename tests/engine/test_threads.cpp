@@ -1,12 +1,8 @@
 // Results must not depend on the thread count: per-sample tapes run in a TBB loop over the batch,
-// parameter gradients are flushed in sample order, and large GEMMs split into fixed row or column
-// blocks.
+// parameter gradients are flushed in sample order, and large GEMMs split into fixed row blocks.
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <memory>
-#include <vector>
 
 #include "engine/blas.hpp"
 #include "engine/threads.hpp"
@@ -80,47 +76,4 @@ TEST_CASE("several tapes can run at once on different threads") {
     results[size_t(i)] = x.grad().at(3);
   });
   for (int i = 0; i < 64; ++i) CHECK(results[size_t(i)] == 2.0 * i);
-}
-
-TEST_CASE("gemm with few rows and many columns (column blocks) is right for every transpose") {
-  // m = 50 rows (a batch) is below the row-block size, and 50 x 600 x 100 multiply-adds is above
-  // the parallel threshold: gemm splits the 600 columns into blocks of 256, 256 and 88.
-  const int64_t m = 50, n = 600, k = 100;
-  Rng rng(3);
-  std::vector<double> a(size_t(m * k)), b(size_t(k * n)), c0(size_t(m * n));
-  for (auto& v : a) v = rng.uniform(-1, 1);
-  for (auto& v : b) v = rng.uniform(-1, 1);
-  for (auto& v : c0) v = rng.uniform(-1, 1);
-  for (bool ta : {false, true})
-    for (bool tb : {false, true}) {
-      CAPTURE(ta);
-      CAPTURE(tb);
-      // op(A)[i,p] and op(B)[p,j] from row-major storage of A (m x k or k x m) and B.
-      auto A = [&](int64_t i, int64_t p) {
-        return ta ? a[size_t(p * m + i)] : a[size_t(i * k + p)];
-      };
-      auto B = [&](int64_t p, int64_t j) {
-        return tb ? b[size_t(j * k + p)] : b[size_t(p * n + j)];
-      };
-      std::vector<double> want = c0;
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          double s = 0;
-          for (int64_t p = 0; p < k; ++p) s += A(i, p) * B(p, j);
-          want[size_t(i * n + j)] = 0.5 * s + 2.0 * c0[size_t(i * n + j)];
-        }
-      std::vector<double> got[2];
-      for (int threads : {1, 2}) {
-        ThreadScope scope(threads);
-        std::vector<double>& c = got[threads - 1];
-        c = c0;
-        gemm<double>(ta, tb, m, n, k, 0.5, a.data(), ta ? m : k, b.data(), tb ? k : n, 2.0,
-                     c.data(), n);
-      }
-      CHECK(got[0] == got[1]);
-      double worst = 0;
-      for (size_t e = 0; e < want.size(); ++e)
-        worst = std::max(worst, std::fabs(got[0][e] - want[e]));
-      CHECK(worst < 1e-12);
-    }
 }
