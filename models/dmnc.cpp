@@ -14,10 +14,10 @@ using layers::StepMask;
 constexpr dnc::UsageGradient kUsageGradient = dnc::UsageGradient::through_write_weights;
 
 nlohmann::json memory_defaults(int64_t slots) {
-  return {{"embedding", 64},        {"hidden", 128},     {"word_size", 64},
-          {"memory_slots", slots},  {"read_heads", 1},   {"output", "sequence"},
-          {"input_vocab", 51},      {"input_vocab2", 0}, {"output_vocab", 101},
-          {"clip_controller", 20.0}};
+  return {{"embedding", 64},         {"hidden", 128},           {"word_size", 64},
+          {"memory_slots", slots},   {"read_heads", 1},         {"output", "sequence"},
+          {"input_vocab", 51},       {"input_vocab2", 0},       {"output_vocab", 101},
+          {"clip_controller", 20.0}, {"decoder_feedback", true}};
 }
 
 nlohmann::json dmnc_defaults(Fusion f) {
@@ -118,6 +118,7 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
   spec.context = 2 * R * W;
   spec.sequence = sequence;
   spec.clip = clip_;
+  spec.feedback = config_.at("decoder_feedback").get<bool>();
   decoder_ = layers::Decoder(params_, "dec", spec, rng);
 }
 
@@ -349,6 +350,7 @@ ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t
   spec.context = RW;
   spec.sequence = sequence;
   spec.clip = clip_;
+  spec.feedback = config_.at("decoder_feedback").get<bool>();
   decoder_ = layers::Decoder(params_, "dec", spec, rng);
 }
 

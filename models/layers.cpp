@@ -350,8 +350,11 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
 
   Var logits;
   if (opts.teacher_forcing) {
-    // Inputs y*_{t-1}: GO, then the targets (padding multiplied to class 0, a valid row).
-    Var ids = L == 1 ? go : concat({go, slice(mul(yv, ymv), 1, 0, L - 1)}, 1);
+    // Inputs y*_{t-1}: GO, then the targets (padding multiplied to class 0, a valid row); GO at
+    // every step without feedback.
+    Var ids = !spec_.feedback ? constant_leaf(tape, Shape{B, L}, y.dtype(), double(V))
+              : L == 1        ? go
+                              : concat({go, slice(mul(yv, ymv), 1, 0, L - 1)}, 1);
     Var emb = embedding_(tape, ids);  // [B, L, E]
     std::vector<Var>&hs = hs_, &cs = cs_;
     hs.clear();
@@ -380,7 +383,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
       step(embedding_(tape, reshape(slice(ids_leaf, 1, t, 1), Shape{B})));
       Var lt = out_(tape, features(state.h, context));  // [B, V]
       steps.push_back(lt);
-      if (t + 1 == L) break;
+      if (t + 1 == L || !spec_.feedback) continue;
       const Tensor& v = lt.value();
       for (int64_t b = 0; b < B; ++b) {
         int64_t best = 0;

@@ -221,6 +221,9 @@ struct DecoderSpec {
   int64_t context = 0;  // width of what the reader returns (0: no reader)
   bool sequence = true;
   double clip = 0;  // clip of the decoder LSTM's cell state (0 = off)
+  // false: every step's input embedding is GO's, as in the DMNC authors' runs (decoder_mode=False):
+  // the decoder never sees the previous target or prediction. Config key "decoder_feedback".
+  bool feedback = true;
 };
 
 class Decoder {

@@ -19,8 +19,9 @@ const char* kind_name(SeqBaseline k) {
 }
 
 nlohmann::json defaults(SeqBaseline k) {
-  nlohmann::json d = {{"embedding", 64},   {"hidden", 128},     {"output", "sequence"},
-                      {"input_vocab", 51}, {"input_vocab2", 0}, {"output_vocab", 101}};
+  nlohmann::json d = {{"embedding", 64},         {"hidden", 128},     {"output", "sequence"},
+                      {"input_vocab", 51},       {"input_vocab2", 0}, {"output_vocab", 101},
+                      {"decoder_feedback", true}};
   if (k == SeqBaseline::wlas) {
     d["attention_size"] = 128;
     d["attention_init_range"] = 0.0;  // 0: Glorot; r > 0: uniform(-r, r), the authors' r = 1
@@ -81,6 +82,7 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
   spec.output_vocab = V;
   spec.embedding = E;
   spec.sequence = out == "sequence";
+  spec.feedback = config_.at("decoder_feedback").get<bool>();
   if (kind == SeqBaseline::view_concat_lstm) {
     cell_.emplace_back(params_, "enc.lstm", E, H, rng);
     spec.hidden = H;

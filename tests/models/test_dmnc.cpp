@@ -477,6 +477,25 @@ TEST_CASE("greedy decoding feeds back the argmax of the previous step") {
   }
 }
 
+TEST_CASE("decoder_feedback false: the decoder's inputs never depend on targets or predictions") {
+  Batch batch;
+  fill_batch(batch, samples(), 5, 4, 4);
+  for (const char* name : kModels) {
+    INFO(cat(name));
+    nlohmann::json cfg = small_config(name);
+    cfg["decoder_feedback"] = false;
+    auto model = create_model(name, cfg, DType::f64, 8);
+    const Run greedy = run(*model, batch, false);
+    const Run forced = run(*model, batch, true);
+    const int64_t T = greedy.predictions.dim(1);
+    CHECK(prediction_diff(forced.predictions, greedy.predictions, T) <= 1e-13);
+    // The same model with feedback sees its targets under teacher forcing.
+    cfg["decoder_feedback"] = true;
+    auto fed = create_model(name, cfg, DType::f64, 8);
+    CHECK(prediction_diff(run(*fed, batch, true).predictions, forced.predictions, T) > 1e-9);
+  }
+}
+
 TEST_CASE("missing or malformed batch fields are errors naming the model and the field") {
   Batch full;
   fill_batch(full, samples(), 5, 4, 4);
