@@ -22,6 +22,7 @@ MG_OP(stack);
 MG_OP(gather_rows);
 MG_OP(scatter_add_rows);
 MG_OP(index_select);
+MG_OP(replace_rows);
 
 // Product of dims [begin, end) of s.
 int64_t prod(const Shape& s, int begin, int end) {
@@ -180,7 +181,8 @@ void stack_backward(Tape& tape, NodeId id) {
 void gather_rows_backward(Tape& tape, NodeId id) {
   const NodeId it = tape.input_id(id, 0), ii = tape.input_id(id, 1);
   if (!tape.requires_grad(it)) return;
-  const int64_t d = tape.value(it).shape()[1];
+  const Tensor& table = tape.value(it);
+  const int64_t d = table.numel() / table.dim(0);
   const Tensor& idx = tape.value(ii);
   MG_DISPATCH(tape.value(id).dtype(), T, {
     const T* pi = idx.data<T>();
@@ -208,6 +210,46 @@ void scatter_add_rows_backward(Tape& tape, NodeId id) {
       const T* src = g + int64_t(pi[r]) * d;
       T* dst = gs + r * d;
       for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
+    }
+  });
+}
+
+// ---------------------------------------------------------------- replace_rows
+// replace_rows backward: dbase = dout with the replaced rows zeroed (their old values were
+// overwritten), drows[i] = dout[idx[i]].
+void replace_rows_backward(Tape& tape, NodeId id) {
+  const NodeId ib = tape.input_id(id, 0), ii = tape.input_id(id, 1), ir = tape.input_id(id, 2);
+  const Tensor& idx = tape.value(ii);
+  const int64_t n = idx.numel(), rows = tape.value(id).dim(0);
+  const int64_t d = tape.value(id).numel() / rows;
+  MG_DISPATCH(tape.value(id).dtype(), T, {
+    const T* pi = idx.data<T>();
+    const T* g = tape.grad(id).data<T>();
+    if (tape.requires_grad(ib)) {
+      bool overwrite = false;
+      T* gb = tape.grad_for_write(ib, overwrite).data<T>();
+      // Rows between replaced ones pass the gradient through; replaced rows get none.
+      int64_t next = 0;  // the next replaced row, in idx's increasing order
+      for (int64_t r = 0; r < rows; ++r) {
+        const bool replaced = next < n && int64_t(pi[next]) == r;
+        if (replaced) ++next;
+        T* dst = gb + r * d;
+        const T* src = g + r * d;
+        if (overwrite && replaced)
+          std::fill_n(dst, d, T(0));
+        else if (overwrite)
+          std::copy_n(src, d, dst);
+        else if (!replaced)
+          for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
+      }
+    }
+    if (tape.requires_grad(ir)) {
+      T* gr = tape.grad(ir).data<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        const T* src = g + int64_t(pi[i]) * d;
+        T* dst = gr + i * d;
+        for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
+      }
     }
   });
 }
@@ -374,14 +416,16 @@ Var stack(std::initializer_list<Var> xs, int axis) {
 Var gather_rows(Var table, Var indices) {
   check_same_tape_dtype("gather_rows", table, indices, "table", "indices");
   const Shape &ts = table.shape(), &is = indices.shape();
-  MG_CHECK(ts.rank == 2, "gather_rows: the table must be [V, D], got shape ", ts);
-  MG_CHECK(is.rank >= 1 && is.rank <= 3, "gather_rows: indices of shape ", is,
-           " must have rank 1 to 3 (the result appends the table's dim D)");
-  const int64_t v = ts[0], d = ts[1];
+  MG_CHECK(ts.rank >= 2, "gather_rows: the table must be [V, D, ...] (rank 2 to 4), got shape ",
+           ts);
+  MG_CHECK(is.rank >= 1 && is.rank + ts.rank - 1 <= Shape::kMaxRank,
+           "gather_rows: indices of shape ", is, " and a table of shape ", ts,
+           " give a result of rank ", is.rank + ts.rank - 1, " (at most ", Shape::kMaxRank, ")");
+  const int64_t v = ts[0], d = prod(ts, 1, ts.rank);
   check_indices("gather_rows", "index", indices.value(), v);
   Shape out = is;
-  out.rank = is.rank + 1;
-  out[is.rank] = d;
+  out.rank = is.rank + ts.rank - 1;
+  for (int k = 1; k < ts.rank; ++k) out[is.rank + k - 1] = ts[k];
   Var y = table.tape->record(kOp_gather_rows, out, table.dtype(), {table, indices},
                              gather_rows_backward);
   MG_DISPATCH(table.dtype(), T, {
@@ -413,6 +457,34 @@ Var scatter_add_rows(Var src, Var indices, int64_t num_rows) {
       const T* row = ps + r * d;
       for (int64_t j = 0; j < d; ++j) dst[j] += row[j];
     }
+  });
+  return y;
+}
+
+Var replace_rows(Var base, Var indices, Var rows) {
+  check_same_tape_dtype("replace_rows", base, indices, "base", "indices");
+  check_same_tape_dtype("replace_rows", base, rows, "base", "rows");
+  const Shape &bs = base.shape(), &is = indices.shape(), &rs = rows.shape();
+  MG_CHECK(bs.rank >= 1, "replace_rows: base must have rank 1 to 4, got shape ", bs);
+  MG_CHECK(is.rank == 1 && is[0] == rs[0], "replace_rows: indices of shape ", is,
+           " must be [n] for rows of shape ", rs);
+  Shape want = bs;
+  want[0] = rs[0];
+  MG_CHECK(rs == want, "replace_rows: rows of shape ", rs, " must be ", want, " for base of shape ",
+           bs);
+  check_indices("replace_rows", "index", indices.value(), bs[0]);
+  const Tensor& iv = indices.value();
+  for (int64_t i = 1; i < iv.numel(); ++i)
+    MG_CHECK(iv.at(i) > iv.at(i - 1), "replace_rows: indices must be strictly increasing, but ",
+             "position ", i, " holds ", iv.at(i), " after ", iv.at(i - 1));
+  const int64_t n = is[0], d = prod(bs, 1, bs.rank);
+  Var y = base.tape->record(kOp_replace_rows, bs, base.dtype(), {base, indices, rows},
+                            replace_rows_backward);
+  MG_DISPATCH(base.dtype(), T, {
+    const T *pb = base.value().data<T>(), *pi = iv.data<T>(), *pr = rows.value().data<T>();
+    T* py = base.tape->value(y.id).data<T>();
+    std::copy_n(pb, bs.numel(), py);
+    for (int64_t i = 0; i < n; ++i) std::copy_n(pr + i * d, d, py + int64_t(pi[i]) * d);
   });
   return y;
 }
@@ -551,8 +623,9 @@ const bool kShapeCases = [] {
   struct GatherCase {
     Shape table, indices;
   };
-  for (const GatherCase& c : {GatherCase{{5, 3}, {7}}, GatherCase{{4, 2}, {2, 3}},
-                              GatherCase{{6, 4}, {1, 1}}, GatherCase{{3, 2}, {2, 2, 2}}})
+  for (const GatherCase& c :
+       {GatherCase{{5, 3}, {7}}, GatherCase{{4, 2}, {2, 3}}, GatherCase{{6, 4}, {1, 1}},
+        GatherCase{{3, 2}, {2, 2, 2}}, GatherCase{{4, 3, 2}, {3}}, GatherCase{{3, 2, 2, 2}, {2}}})
     register_grad_case(
         {.op = "gather_rows",
          .name = "gather_rows/" + c.table.str() + "/idx" + c.indices.str(),
@@ -582,6 +655,28 @@ const bool kShapeCases = [] {
          .build = [rows = c.rows](
                       Tape&, std::span<const Var> v) { return scatter_add_rows(v[0], v[1], rows); },
          .note = kIndexNote});
+
+  struct ReplaceCase {
+    Shape base;
+    std::vector<double> indices;  // strictly increasing
+  };
+  for (const ReplaceCase& c :
+       {ReplaceCase{{5, 3}, {0, 2, 3}}, ReplaceCase{{4, 2, 3}, {1, 3}}, ReplaceCase{{3, 2}, {1}},
+        ReplaceCase{{3, 2, 2, 2}, {0, 1, 2}}, ReplaceCase{{6}, {5}}})
+    register_grad_case(
+        {.op = "replace_rows",
+         .name = "replace_rows/" + c.base.str() + "/" + std::to_string(c.indices.size()) + "-rows",
+         .make_inputs =
+             [c](Rng& r) {
+               Shape rows = c.base;
+               rows[0] = int64_t(c.indices.size());
+               return std::vector<GradInput>{
+                   {random_tensor(r, c.base)},
+                   {Tensor::from(Shape{rows[0]}, DType::f64, c.indices), false},
+                   {random_tensor(r, rows)}};
+             },
+         .build = [](Tape&, std::span<const Var> v) { return replace_rows(v[0], v[1], v[2]); },
+         .note = "indices are data (strictly increasing whole numbers, not differentiated)"});
 
   struct SelectCase {
     const char* label;

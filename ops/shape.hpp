@@ -24,10 +24,16 @@ Var slice(Var x, int axis, int64_t start, int64_t length);
 // result: K inputs of [a, b] with axis 1 give [a, K, b]. The result's rank must be at most 4.
 Var stack(std::span<const Var> xs, int axis);
 Var stack(std::initializer_list<Var> xs, int axis);
-// Embedding lookup: table [V, D], indices of any shape S (rank <= 3) with values in [0, V)
-// -> [S..., D], out[s] = table[indices[s]]. Backward adds each row's gradient into its table row
-// (repeated indices accumulate).
+// Row lookup: table [V, D...] (rank 2 to 4), indices of any shape S with values in [0, V) ->
+// [S..., D...] (rank at most 4), out[s] = table[indices[s]]: an embedding lookup for a [V, D]
+// table, the rows of a batch for a [B, ...] state. Backward adds each row's gradient into its table
+// row (repeated indices accumulate).
 Var gather_rows(Var table, Var indices);
+// base [B, ...] with some rows replaced: indices [n] strictly increasing in [0, B), rows [n, ...]
+// -> out = base, out[indices[i]] = rows[i]. Backward: the replaced rows of base get no gradient,
+// rows[i] gets out's gradient at row indices[i]. (Writing a step computed on a subset of the batch
+// back into the batch's state.)
+Var replace_rows(Var base, Var indices, Var rows);
 // src [N, D], indices [N] with values in [0, num_rows) -> [num_rows, D], out[indices[i]] += src[i]
 // (rows nobody points at are zero). Backward gathers.
 Var scatter_add_rows(Var src, Var indices, int64_t num_rows);

@@ -29,9 +29,9 @@ void expect_values(const Tensor& t, const std::vector<double>& want) {
 }
 
 // 0, 1, 2, ... in the given shape.
-Tensor iota(const Shape& s, DType d) {
+Tensor iota(const Shape& s, DType d, double first = 0.0) {
   std::vector<double> v(size_t(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = first + double(i);
   return Tensor::from(s, d, v);
 }
 
@@ -225,7 +225,61 @@ TEST_CASE("shape: gather_rows looks up rows and accumulates repeated ones") {
   Var idx = tape.input(Tensor::from(Shape{1}, DType::f32, {0}));
   Var flat = tape.input(iota(Shape{8}, DType::f32));
   CHECK_THROWS_WITH_AS(gather_rows(flat, idx),
-                       "gather_rows: the table must be [V, D], got shape [8]", Error);
+                       "gather_rows: the table must be [V, D, ...] (rank 2 to 4), got shape [8]",
+                       Error);
+  Var cube = tape.input(iota(Shape{2, 2, 2}, DType::f32));
+  Var idx3 = tape.input(Tensor::from(Shape{1, 1, 1}, DType::f32, {0}));
+  CHECK_THROWS_WITH_AS(gather_rows(cube, idx3),
+                       "gather_rows: indices of shape [1,1,1] and a table of shape [2,2,2] "
+                       "give a result of rank 5 (at most 4)",
+                       Error);
+}
+
+TEST_CASE("shape: gather_rows takes whole rows of a rank-3 state") {
+  for (DType d : kDTypes) {
+    CAPTURE(dtype_name(d));
+    Tape tape;
+    Var state = tape.input(iota(Shape{3, 2, 2}, d), true);  // row b = [4b .. 4b+3]
+    Var idx = tape.input(Tensor::from(Shape{2}, d, {2, 0}));
+    Var y = gather_rows(state, idx);
+    CHECK(y.shape() == Shape{2, 2, 2});
+    expect_values(y.value(), {8, 9, 10, 11, 0, 1, 2, 3});
+    tape.backward(y, iota(Shape{2, 2, 2}, d));
+    expect_values(state.grad(), {4, 5, 6, 7, 0, 0, 0, 0, 0, 1, 2, 3});
+  }
+}
+
+TEST_CASE("shape: replace_rows writes rows back and routes their gradients") {
+  for (DType d : kDTypes) {
+    CAPTURE(dtype_name(d));
+    Tape tape;
+    Var base = tape.input(iota(Shape{4, 2}, d), true);  // [[0,1],[2,3],[4,5],[6,7]]
+    Var idx = tape.input(Tensor::from(Shape{2}, d, {1, 3}));
+    Var rows = tape.input(Tensor::from(Shape{2, 2}, d, {-1, -2, -3, -4}), true);
+    Var y = replace_rows(base, idx, rows);
+    CHECK(y.shape() == Shape{4, 2});
+    expect_values(y.value(), {0, 1, -1, -2, 4, 5, -3, -4});
+    tape.backward(y, iota(Shape{4, 2}, d, 1.0));  // upstream 1 .. 8
+    // Replaced rows 1 and 3 of base get nothing; rows[i] gets row idx[i] of the upstream.
+    expect_values(base.grad(), {1, 2, 0, 0, 5, 6, 0, 0});
+    expect_values(rows.grad(), {3, 4, 7, 8});
+    CHECK(!idx.grad().defined());
+
+    Var unsorted = tape.input(Tensor::from(Shape{2}, d, {3, 1}));
+    CHECK_THROWS_WITH_AS(replace_rows(base, unsorted, rows),
+                         "replace_rows: indices must be strictly increasing, but position 1 holds "
+                         "1 after 3",
+                         Error);
+    Var out_of_range = tape.input(Tensor::from(Shape{2}, d, {1, 4}));
+    CHECK_THROWS_WITH_AS(replace_rows(base, out_of_range, rows),
+                         "replace_rows: index at position 1 (of shape [2]) is 4, not a whole "
+                         "number in [0, 4)",
+                         Error);
+    Var wide = tape.input(Tensor::zeros(Shape{2, 3}, d));
+    CHECK_THROWS_WITH_AS(replace_rows(base, idx, wide),
+                         "replace_rows: rows of shape [2,3] must be [2,2] for base of shape [4,2]",
+                         Error);
+  }
 }
 
 TEST_CASE("shape: scatter_add_rows sums rows into their targets") {
