@@ -14,10 +14,12 @@ using layers::StepMask;
 constexpr dnc::UsageGradient kUsageGradient = dnc::UsageGradient::through_write_weights;
 
 nlohmann::json memory_defaults(int64_t slots) {
-  return {{"embedding", 64},         {"hidden", 128},           {"word_size", 64},
-          {"memory_slots", slots},   {"read_heads", 1},         {"output", "sequence"},
-          {"input_vocab", 51},       {"input_vocab2", 0},       {"output_vocab", 101},
-          {"clip_controller", 20.0}, {"decoder_feedback", true}};
+  return {{"embedding", 64},          {"hidden", 128},
+          {"word_size", 64},          {"memory_slots", slots},
+          {"read_heads", 1},          {"output", "sequence"},
+          {"input_vocab", 51},        {"input_vocab2", 0},
+          {"output_vocab", 101},      {"clip_controller", 20.0},
+          {"decoder_feedback", true}, {"pack_rows", true}};
 }
 
 nlohmann::json dmnc_defaults(Fusion f) {
@@ -84,6 +86,7 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
   hidden_ = layers::config_int(config_, model, "hidden");
   cache_ = config_.at("cache").get<bool>();
   persistent_ = config_.at("persistent_memory").get<bool>();
+  pack_rows_ = config_.at("pack_rows").get<bool>();
   clip_ = clip_value(config_, model);
   const bool sequence = sequence_output(config_, model);
   const int64_t vocab[2] = {layers::config_int(config_, model, "input_vocab"),
@@ -119,6 +122,7 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
   spec.sequence = sequence;
   spec.clip = clip_;
   spec.feedback = config_.at("decoder_feedback").get<bool>();
+  spec.pack_rows = config_.at("pack_rows").get<bool>();
   decoder_ = layers::Decoder(params_, "dec", spec, rng);
 }
 
@@ -222,9 +226,9 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
   return next;
 }
 
-void Dmnc::encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s,
-                        const StepMask& mask, Trace* trace, const std::string& prefix) const {
-  EncoderState& me = s[size_t(i)];
+Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, Var x, const std::array<EncoderState, 2>& s,
+                                 Trace* trace, const std::string& prefix) const {
+  const EncoderState& me = s[size_t(i)];
   const int64_t B = x.dim(0), W = mem_.word, R = mem_.read_heads;
   // Eq. 3-4: the controller reads [x_t ; r_{t-1}].
   Var input = concat({x, reshape(me.memory.read_vectors, Shape{B, R * W})}, 1);
@@ -246,12 +250,39 @@ void Dmnc::encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s
     iface.write_vector = cache;
     record(trace, prefix, "cache_gate", g);
   }
-  const dnc::State memory = fusion_ == Fusion::late
-                                ? dnc::step(me.memory, iface, true, trace, prefix, kUsageGradient)
-                                : early_memory_step(i, s, iface, trace, prefix);
-  me.controller = mask.blend(ctrl, me.controller);
-  me.memory = mask.blend(memory, me.memory);
-  if (cache_) me.cache = mask.blend(cache, me.cache);
+  EncoderState next;
+  next.controller = ctrl;
+  next.memory = fusion_ == Fusion::late
+                    ? dnc::step(me.memory, iface, true, trace, prefix, kUsageGradient)
+                    : early_memory_step(i, s, iface, trace, prefix);
+  next.cache = cache;
+  return next;
+}
+
+void Dmnc::encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s,
+                        const StepMask& mask, Trace* trace, const std::string& prefix) const {
+  EncoderState& me = s[size_t(i)];
+  if (!pack_rows_ || trace) {  // every sample steps; those without an event keep their state
+    const EncoderState next = advance(tape, i, x, s, trace, prefix);
+    me.controller = mask.blend(next.controller, me.controller);
+    me.memory = mask.blend(next.memory, me.memory);
+    if (cache_) me.cache = mask.blend(next.cache, me.cache);
+    return;
+  }
+  // Packed (StepMask): only the samples with an event step. Early fusion's reads also address the
+  // other encoder's memory, so its rows of that memory come along.
+  std::array<EncoderState, 2> sub;
+  sub[size_t(i)] = {mask.take(me.controller), mask.take(me.memory),
+                    cache_ ? mask.take(me.cache) : Var{}};
+  if (fusion_ == Fusion::early) {
+    const dnc::State& other = s[size_t(1 - i)].memory;
+    sub[size_t(1 - i)].memory.memory = mask.take(other.memory);
+    sub[size_t(1 - i)].memory.link = mask.take(other.link);
+  }
+  const EncoderState next = advance(tape, i, mask.take(x), sub, trace, prefix);
+  me.controller = mask.put(me.controller, next.controller);
+  me.memory = mask.put(me.memory, next.memory);
+  if (cache_) me.cache = mask.put(me.cache, next.cache);
 }
 
 Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace) const {
@@ -332,6 +363,7 @@ ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t
   embedding_ = layers::config_int(config_, model, "embedding");
   hidden_ = layers::config_int(config_, model, "hidden");
   clip_ = clip_value(config_, model);
+  pack_rows_ = config_.at("pack_rows").get<bool>();
   const bool sequence = sequence_output(config_, model);
   const int64_t vocab[2] = {layers::config_int(config_, model, "input_vocab"),
                             second_vocab(config_, model)};
@@ -351,6 +383,7 @@ ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t
   spec.sequence = sequence;
   spec.clip = clip_;
   spec.feedback = config_.at("decoder_feedback").get<bool>();
+  spec.pack_rows = config_.at("pack_rows").get<bool>();
   decoder_ = layers::Decoder(params_, "dec", spec, rng);
 }
 
@@ -369,13 +402,18 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       const StepMask mask(views.mask[i], t);
       if (!mask.any()) continue;
       if (opts.trace) prefix = "enc/v" + std::to_string(i + 1) + "t" + std::to_string(t) + "/";
+      // Packed: only the samples with an event step (layers::StepMask); else all, then blended.
+      const bool pack = pack_rows_ && !opts.trace;
       Var x = reshape(slice(emb, 1, t, 1), Shape{B, E});
-      Var input = concat({x, reshape(mem.read_vectors, Shape{B, RW})}, 1);
-      const LstmState c = layers::clip_state(cell.step(tape, input, ctrl), clip_);
+      const LstmState c0 = pack ? mask.take(ctrl) : ctrl;
+      const dnc::State m0 = pack ? mask.take(mem) : mem;
+      if (pack) x = mask.take(x);
+      Var input = concat({x, reshape(m0.read_vectors, Shape{x.dim(0), RW})}, 1);
+      const LstmState c = layers::clip_state(cell.step(tape, input, c0), clip_);
       const dnc::Interface iface = dnc::parse_interface(interface_(tape, c.h), mem_);
-      const dnc::State next = dnc::step(mem, iface, true, opts.trace, prefix, kUsageGradient);
-      ctrl = mask.blend(c, ctrl);
-      mem = mask.blend(next, mem);
+      const dnc::State next = dnc::step(m0, iface, true, opts.trace, prefix, kUsageGradient);
+      ctrl = pack ? mask.put(ctrl, c) : mask.blend(c, ctrl);
+      mem = pack ? mask.put(mem, next) : mask.blend(next, mem);
     }
   }
   layers::MemoryReader reader(dec_read_, mem_, std::span<const dnc::State>(&mem, 1),

@@ -14,10 +14,13 @@
 //   and read weights, read vectors). The controller output o_t is the LSTM's h_t. Each iteration of
 //   Algorithm 1's while loop steps encoder 1 and then encoder 2, each only for the samples whose
 //   view still has an event at that position (per-sample view masks): a sample whose view has
-//   ended keeps its controller state, memory and cache exactly (state = where(mask, new, old)); a
-//   position no sample has is skipped. Views may have different widths (x1 [B,L1], x2 [B,L2]).
-//   Within a step: controller, then write (Eq. 1 / Eq. 11), then read (Eq. 5-8), in DeepMind's
-//   order (dnc_memory.hpp), as Algorithm 1 lines 8-10.
+//   ended keeps its controller state, memory and cache exactly; a position no sample has is
+//   skipped. Config "pack_rows" (default true): the step is computed on the rows of the samples
+//   with an event only and written back into the batch state (layers::StepMask, "Packing"; the
+//   same values at n/B of the cost); false, and any traced forward, steps every sample and keeps
+//   the others' state by state = where(mask, new, old). Views may have different widths (x1 [B,L1],
+//   x2 [B,L2]). Within a step: controller, then write (Eq. 1 / Eq. 11), then read (Eq. 5-8), in
+//   DeepMind's order (dnc_memory.hpp), as Algorithm 1 lines 8-10.
 //
 // Interface. Per encoder a read function (Linear H -> R*W + 4R: keys, oneplus strengths,
 //   (backward, content, forward) modes) and a write function (Linear H -> 3W + R + 3 [+ W]: write
@@ -168,6 +171,10 @@ class Dmnc : public Model {
   EncoderState initial_state(Tape& tape, int64_t batch, DType dtype) const;
   EncoderState carried_state(Tape& tape, int i) const;
   void store_carried(const Encoded& e);
+  // Steps encoder i on x [B', E] from the states s (B' rows each): controller, write, read.
+  EncoderState advance(Tape& tape, int i, Var x, const std::array<EncoderState, 2>& s, Trace* trace,
+                       const std::string& prefix) const;
+  // Steps encoder i at one position of its view: packed or blended by the view mask.
   void encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s,
                     const layers::StepMask& mask, Trace* trace, const std::string& prefix) const;
   dnc::State early_memory_step(int i, const std::array<EncoderState, 2>& s,
@@ -178,7 +185,7 @@ class Dmnc : public Model {
   nlohmann::json config_;
   dnc::MemoryConfig mem_;
   int64_t embedding_, hidden_;
-  bool cache_, persistent_;
+  bool cache_, persistent_, pack_rows_;
   double clip_;
   std::array<layers::Embedding, 2> embed_;
   std::vector<LstmCell> cell_;           // the two encoder controllers
@@ -201,6 +208,7 @@ class ViewConcatDnc : public Model {
   dnc::MemoryConfig mem_;
   int64_t embedding_, hidden_;
   double clip_;
+  bool pack_rows_;
   std::array<layers::Embedding, 2> embed_;
   std::vector<LstmCell> cell_;
   layers::Linear interface_;

@@ -128,10 +128,66 @@ Var oneplus(Var x) { return add_scalar(softplus(x), 1.0); }
 StepMask::StepMask(Var mask, int64_t t) : mask_(mask), t_(t) {
   const Tensor& m = mask.value();
   const int64_t B = m.dim(0), T = m.dim(1);
-  int64_t on = 0;
-  for (int64_t b = 0; b < B; ++b) on += m.at(b * T + t) != 0 ? 1 : 0;
-  any_ = on > 0;
-  all_ = on == B;
+  for (int64_t b = 0; b < B; ++b) on_ += m.at(b * T + t) != 0 ? 1 : 0;
+  any_ = on_ > 0;
+  all_ = on_ == B;
+}
+
+Var StepMask::rows() const {
+  if (!rows_.defined()) {
+    const Tensor& m = mask_.value();
+    const int64_t B = m.dim(0), T = m.dim(1);
+    Tape& tape = *mask_.tape;
+    rows_ = tape.constant(Shape{on_}, m.dtype(), 0.0);
+    Tensor& r = tape.value(rows_.id);
+    int64_t n = 0;
+    for (int64_t b = 0; b < B; ++b)
+      if (m.at(b * T + t_) != 0) r.set(n++, double(b));
+  }
+  return rows_;
+}
+
+Var StepMask::take(Var full) const { return all_ ? full : gather_rows(full, rows()); }
+
+Var StepMask::put(Var old, Var packed) const {
+  return all_ ? packed : replace_rows(old, rows(), packed);
+}
+
+LstmState StepMask::take(const LstmState& full) const { return {take(full.h), take(full.c)}; }
+
+LstmState StepMask::put(const LstmState& old, const LstmState& packed) const {
+  return {put(old.h, packed.h), put(old.c, packed.c)};
+}
+
+dnc::State StepMask::take(const dnc::State& full) const {
+  dnc::State s;
+  s.memory = take(full.memory);
+  s.usage = take(full.usage);
+  s.link = take(full.link);
+  s.precedence = take(full.precedence);
+  s.write_weights = take(full.write_weights);
+  s.read_weights = take(full.read_weights);
+  s.read_vectors = take(full.read_vectors);
+  return s;
+}
+
+dnc::State StepMask::put(const dnc::State& old, const dnc::State& packed) const {
+  dnc::State s;
+  s.memory = put(old.memory, packed.memory);
+  s.usage = put(old.usage, packed.usage);
+  s.link = put(old.link, packed.link);
+  s.precedence = put(old.precedence, packed.precedence);
+  s.write_weights = put(old.write_weights, packed.write_weights);
+  s.read_weights = put(old.read_weights, packed.read_weights);
+  s.read_vectors = put(old.read_vectors, packed.read_vectors);
+  return s;
+}
+
+Var index_leaf(Tape& tape, std::span<const int64_t> rows, DType dtype) {
+  Var v = tape.constant(Shape{int64_t(rows.size())}, dtype, 0.0);
+  Tensor& t = tape.value(v.id);
+  for (size_t i = 0; i < rows.size(); ++i) t.set(int64_t(i), double(rows[i]));
+  return v;
 }
 
 Var StepMask::column(int rank) const {
@@ -187,7 +243,7 @@ LstmState concat_states(const LstmState& a, const LstmState& b) {
 }
 
 LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmState state,
-                   double clip, std::vector<Var>* outputs) {
+                   double clip, bool pack, std::vector<Var>* outputs) {
   const int64_t B = emb.dim(0), T = emb.dim(1), G = 4 * cell.hidden();
   Var xw;  // [B,T,4H], computed once a step needs it
   for (int64_t t = 0; t < T; ++t) {
@@ -195,7 +251,12 @@ LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmStat
     if (m.any()) {
       if (!xw.defined()) xw = cell.project_inputs(emb);
       Var xt = reshape(slice(xw, 1, t, 1), Shape{B, G});
-      state = m.blend(clip_state(cell.step_projected(tape, xt, state), clip), state);
+      if (pack) {
+        const LstmState next = cell.step_projected(tape, m.take(xt), m.take(state));
+        state = m.put(state, clip_state(next, clip));
+      } else {
+        state = m.blend(clip_state(cell.step_projected(tape, xt, state), clip), state);
+      }
     }
     if (outputs) outputs->push_back(state.h);
   }
@@ -264,6 +325,21 @@ Var MemoryReader::read(Tape& tape, Var h) {
   }
   ++step_;
   return reshape(read.read_vectors, Shape{b_, k_ * R * W});
+}
+
+void MemoryReader::take_rows(Tape& tape, Var rows) {
+  // Row b*K + k holds memory k of sample b: sample rows[j] keeps K consecutive rows.
+  const Tensor& r = rows.value();
+  const int64_t n = r.numel();
+  Var kept = tape.constant(Shape{n * k_}, r.dtype(), 0.0);
+  Tensor& kv = tape.value(kept.id);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t k = 0; k < k_; ++k) kv.set(j * k_ + k, r.at(j) * double(k_) + double(k));
+  memory_ = gather_rows(memory_, kept);
+  link_ = gather_rows(link_, kept);
+  read_weights_ = gather_rows(read_weights_, kept);
+  memory_norms_ = gather_rows(memory_norms_, kept);
+  b_ = n;
 }
 
 Attention::Attention(ParameterSet& params, const std::string& prefix, int64_t value_size,
@@ -336,66 +412,121 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   const int64_t L = y.dim(1);
   MG_CHECK(L >= 1, model, ": batch field 'y' has no positions");
   const LstmCell& cell = cell_.front();
+  const DType dtype = y.dtype();
   Var yv = tape.input(y), ymv = tape.input(y_mask);
-  Var go = constant_leaf(tape, Shape{B, 1}, y.dtype(), double(V));
+  const bool pack = spec_.pack_rows && !opts.trace;
 
+  // live_: the samples still decoding (batch rows, increasing); every step's rows are theirs.
+  // Without packing every sample stays live to the last position.
+  std::vector<int64_t>&lengths = lengths_, &live = live_, &keep = keep_, &positions = positions_;
+  lengths.assign(size_t(B), L);
+  if (pack)
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t len = L;
+      while (len > 0 && y_mask.at(b * L + len - 1) == 0) --len;
+      lengths[size_t(b)] = len;
+    }
+  live.clear();
+  for (int64_t b = 0; b < B; ++b) live.push_back(b);
+  positions.clear();
+
+  // Drops the samples that end before step t from the state, the context and the reader.
   LstmState state = init;
   Var context = context0;
-  auto step = [&](Var x) {  // x [B, E] -> the new state and context
+  auto drop_ended = [&](int64_t t) {
+    keep.clear();
+    for (size_t j = 0; j < live.size(); ++j)
+      if (lengths[size_t(live[j])] > t) keep.push_back(int64_t(j));
+    if (keep.size() == live.size()) return;
+    for (size_t j = 0; j < keep.size(); ++j) live[j] = live[size_t(keep[j])];
+    live.resize(keep.size());
+    if (live.empty()) return;
+    Var kept = index_leaf(tape, keep, dtype);
+    state = {gather_rows(state.h, kept), gather_rows(state.c, kept)};
+    if (reader) {
+      context = gather_rows(context, kept);
+      reader->take_rows(tape, kept);
+    }
+  };
+  // The live samples' rows of x [B, ...].
+  auto live_rows = [&](Var x) {
+    return int64_t(live.size()) == B ? x : gather_rows(x, index_leaf(tape, live, dtype));
+  };
+  auto step = [&](Var x) {  // x [n, E] -> the new state and context
     if (reader) x = concat({x, context}, 1);
     state = clip_state(cell.step(tape, x, state), spec_.clip);
     if (reader) context = reader->read(tape, state.h);
   };
   auto features = [&](Var h, Var ctx) { return reader ? concat({h, ctx}, -1) : h; };
+  // Packed logits [sum_t n_t, V], step by step, -> [B, L, V]: row j goes to position positions[j]
+  // = b*L + t; positions never computed are zero (and masked). No step at all: all zero.
+  auto unpack = [&](Var packed) {
+    if (!packed.defined()) return constant_leaf(tape, Shape{B, L, V}, dtype, 0.0);
+    return reshape(scatter_add_rows(packed, index_leaf(tape, positions, dtype), B * L),
+                   Shape{B, L, V});
+  };
 
+  std::vector<Var>&hs = hs_, &cs = cs_;
+  hs.clear();
+  cs.clear();
   Var logits;
   if (opts.teacher_forcing) {
     // Inputs y*_{t-1}: GO, then the targets (padding multiplied to class 0, a valid row); GO at
     // every step without feedback.
-    Var ids = !spec_.feedback ? constant_leaf(tape, Shape{B, L}, y.dtype(), double(V))
+    Var go = constant_leaf(tape, Shape{B, 1}, dtype, double(V));
+    Var ids = !spec_.feedback ? constant_leaf(tape, Shape{B, L}, dtype, double(V))
               : L == 1        ? go
                               : concat({go, slice(mul(yv, ymv), 1, 0, L - 1)}, 1);
     Var emb = embedding_(tape, ids);  // [B, L, E]
-    std::vector<Var>&hs = hs_, &cs = cs_;
-    hs.clear();
-    cs.clear();
-    Var xw;
-    if (!reader) xw = cell.project_inputs(emb);  // one GEMM for every step's input
+    // Without a reader every step's input projection is one GEMM up front.
+    Var inputs = reader ? emb : cell.project_inputs(emb);
+    const int64_t width = reader ? E : 4 * cell.hidden();
     for (int64_t t = 0; t < L; ++t) {
+      if (pack) drop_ended(t);
+      if (live.empty()) break;
+      Var xt = live_rows(reshape(slice(inputs, 1, t, 1), Shape{B, width}));
       if (!reader) {
-        Var xt = reshape(slice(xw, 1, t, 1), Shape{B, 4 * cell.hidden()});
         state = clip_state(cell.step_projected(tape, xt, state), spec_.clip);
       } else {
-        step(reshape(slice(emb, 1, t, 1), Shape{B, E}));
+        step(xt);
         cs.push_back(context);
       }
       hs.push_back(state.h);
+      for (int64_t b : live) positions.push_back(b * L + t);
     }
-    logits = out_(tape, features(stack(hs, 1), reader ? stack(cs, 1) : Var{}));  // [B, L, V]
+    if (!pack)
+      logits = out_(tape, features(stack(hs, 1), reader ? stack(cs, 1) : Var{}));  // [B, L, V]
+    else
+      logits = unpack(
+          hs.empty() ? Var{} : out_(tape, features(concat(hs, 0), reader ? concat(cs, 0) : Var{})));
   } else {
-    // Greedy decoding: column t of `ids` holds y*_{t-1}, the argmax of step t-1's logits computed
-    // on values (no gradient), written before step t slices it out.
-    Tensor ids = Tensor::full(Shape{B, L}, y.dtype(), double(V));
-    Var ids_leaf = tape.input(ids);
-    std::vector<Var>& steps = hs_;
-    steps.clear();
+    // Greedy decoding: ids[b, t] holds y*_{t-1}, the argmax of step t-1's logits computed on
+    // values (no gradient), written before step t reads it.
+    Tensor ids = Tensor::full(Shape{B, L}, dtype, double(V));
     for (int64_t t = 0; t < L; ++t) {
-      step(embedding_(tape, reshape(slice(ids_leaf, 1, t, 1), Shape{B})));
-      Var lt = out_(tape, features(state.h, context));  // [B, V]
-      steps.push_back(lt);
+      if (pack) drop_ended(t);
+      if (live.empty()) break;
+      Var step_ids = tape.constant(Shape{int64_t(live.size())}, dtype, 0.0);
+      for (size_t j = 0; j < live.size(); ++j)
+        tape.value(step_ids.id).set(int64_t(j), ids.at(live[j] * L + t));
+      step(embedding_(tape, step_ids));
+      Var lt = out_(tape, features(state.h, context));  // [n, V]
+      hs.push_back(lt);
+      for (int64_t b : live) positions.push_back(b * L + t);
       if (t + 1 == L || !spec_.feedback) continue;
       const Tensor& v = lt.value();
-      for (int64_t b = 0; b < B; ++b) {
+      for (size_t j = 0; j < live.size(); ++j) {
+        const int64_t row = int64_t(j);
         int64_t best = 0;
-        double best_v = v.at(b * V);
+        double best_v = v.at(row * V);
         for (int64_t c = 1; c < V; ++c) {
-          const double s = v.at(b * V + c);
-          if (s > best_v) best_v = s, best = c;
+          const double sc = v.at(row * V + c);
+          if (sc > best_v) best_v = sc, best = c;
         }
-        ids.set(b * L + t + 1, double(best));
+        ids.set(live[j] * L + t + 1, double(best));
       }
     }
-    logits = stack(steps, 1);
+    logits = !pack ? stack(hs, 1) : unpack(hs.empty() ? Var{} : concat(hs, 0));
   }
   ForwardResult r;
   r.predictions = logits;

@@ -97,6 +97,11 @@ Var oneplus(Var x);
 // has an event, old where it has ended (state = mask * new + (1 - mask) * old, realised with the
 // `where` op so that the unused branch gets an exactly-zero gradient). When every sample has an
 // event it returns fresh itself, and callers skip a step no sample has (any() false).
+//
+// Packing, the cheaper way to the same result: take() the rows of the samples with an event (n of
+// the B), compute the step on those n rows only, and put() them back over the old state. Rows are
+// independent in every step, so put(old, step(take(old))) equals blend(step(old), old) in every
+// row, at n/B of the step's cost. take and put are identities when all() holds.
 class StepMask {
  public:
   StepMask(Var mask, int64_t t);
@@ -106,13 +111,27 @@ class StepMask {
   LstmState blend(const LstmState& fresh, const LstmState& old) const;
   dnc::State blend(const dnc::State& fresh, const dnc::State& old) const;
 
+  Var take(Var full) const;            // [B, ...] -> [n, ...]
+  Var put(Var old, Var packed) const;  // old [B, ...] with the n rows replaced
+  LstmState take(const LstmState& full) const;
+  LstmState put(const LstmState& old, const LstmState& packed) const;
+  dnc::State take(const dnc::State& full) const;
+  dnc::State put(const dnc::State& old, const dnc::State& packed) const;
+
  private:
   Var column(int rank) const;  // [B, 1, ..., 1] of the given rank
+  Var rows() const;            // the n sample indices with an event, increasing, as data [n]
   Var mask_;
   int64_t t_;
+  int64_t on_ = 0;
   bool any_ = false, all_ = false;
   mutable Var cols_[5];
+  mutable Var rows_;
 };
+
+// The B row indices `rows` (whole numbers) as a data leaf [n] on the tape, in `dtype`, in the
+// tape's reused slot (no allocation in steady state).
+Var index_leaf(Tape& tape, std::span<const int64_t> rows, DType dtype);
 
 // --------------------------------------------------------------------------------------- LSTMs
 
@@ -122,10 +141,12 @@ LstmState clip_state(const LstmState& s, double clip);
 LstmState concat_states(const LstmState& a, const LstmState& b);
 
 // Runs `cell` over one view: emb [B, T, E], mask [B, T]. A sample without an event at step t keeps
-// its state; a step no sample has is skipped. The input projection of all T steps is one GEMM
-// (project_inputs). With `outputs`, appends the (blended) h of every step, T entries.
+// its state; a step no sample has is skipped. With `pack` a step computes the rows of the samples
+// with an event only (StepMask's packing), else every row, blended. The input projection of all T
+// steps is one GEMM (project_inputs). With `outputs`, appends the state's h after every step
+// (all B rows), T entries.
 LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmState state,
-                   double clip, std::vector<Var>* outputs = nullptr);
+                   double clip, bool pack, std::vector<Var>* outputs = nullptr);
 
 // ------------------------------------------------------------------------------ reading memories
 
@@ -150,6 +171,9 @@ class DecoderReader {
   virtual int64_t width() const = 0;
   // h [B, Hd] -> context [B, width()].
   virtual Var read(Tape& tape, Var h) = 0;
+  // Keeps only rows `rows` (data [n], increasing indices into the current B rows) of whatever the
+  // reader holds per sample: B becomes n (the decoder's packing drops samples that have ended).
+  virtual void take_rows(Tape& tape, Var rows) = 0;
 };
 
 // Write-protected reads of K memories with ONE read function (Eq. 12-13: the same m_read^d reads
@@ -166,6 +190,7 @@ class MemoryReader : public DecoderReader {
                std::span<const Var> read_weights, Trace* trace, std::string prefix);
   int64_t width() const override { return k_ * m_.read_heads * m_.word; }
   Var read(Tape& tape, Var h) override;
+  void take_rows(Tape& tape, Var rows) override;
 
  private:
   const Linear& head_;
@@ -224,6 +249,13 @@ struct DecoderSpec {
   // false: every step's input embedding is GO's, as in the DMNC authors' runs (decoder_mode=False):
   // the decoder never sees the previous target or prediction. Config key "decoder_feedback".
   bool feedback = true;
+  // Packing (config key "pack_rows"): sample b's outputs end at its last unmasked position L_b, and
+  // nothing the decoder computes for it after that reaches the loss; so step t computes the rows of
+  // the samples with L_b > t only. The state, the context and the reader drop a sample's rows when
+  // it ends (DecoderReader::take_rows), and the logits of every step are scattered back into
+  // [B, Ly, V], zero at the positions never computed (masked: no loss reads them). The same loss
+  // and gradients as stepping every row, at sum_b L_b / (B Ly) of the cost. Off in traced forwards.
+  bool pack_rows = true;
 };
 
 class Decoder {
@@ -246,9 +278,10 @@ class Decoder {
   Embedding embedding_;         // [V + 1, E]; row V is GO
   std::vector<LstmCell> cell_;  // one cell (sequence output) or none (set output)
   Linear out_;
-  // Per-step outputs of one run, kept as members so their capacity is reused: a steady-state
-  // training step allocates nothing here.
+  // Per-step outputs and packing bookkeeping of one run, kept as members so their capacity is
+  // reused: a steady-state training step allocates nothing here.
   mutable std::vector<Var> hs_, cs_;
+  mutable std::vector<int64_t> lengths_, live_, keep_, positions_;
 };
 
 // The two-view batch every model reads: x1, x2 [B, L1], [B, L2] with masks of the same shapes,

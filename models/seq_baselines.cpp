@@ -19,9 +19,9 @@ const char* kind_name(SeqBaseline k) {
 }
 
 nlohmann::json defaults(SeqBaseline k) {
-  nlohmann::json d = {{"embedding", 64},         {"hidden", 128},     {"output", "sequence"},
-                      {"input_vocab", 51},       {"input_vocab2", 0}, {"output_vocab", 101},
-                      {"decoder_feedback", true}};
+  nlohmann::json d = {{"embedding", 64},          {"hidden", 128},     {"output", "sequence"},
+                      {"input_vocab", 51},        {"input_vocab2", 0}, {"output_vocab", 101},
+                      {"decoder_feedback", true}, {"pack_rows", true}};
   if (k == SeqBaseline::wlas) {
     d["attention_size"] = 128;
     d["attention_init_range"] = 0.0;  // 0: Glorot; r > 0: uniform(-r, r), the authors' r = 1
@@ -49,10 +49,15 @@ class AttentionReader : public layers::DecoderReader {
     ++step_;
     return concat({c0, c1}, 1);
   }
+  void take_rows(Tape&, Var rows) override {
+    for (layers::Attention::Memory& m : mem_)
+      m = {gather_rows(m.outputs, rows), gather_rows(m.keys, rows), gather_rows(m.mask, rows),
+           gather_rows(m.bias, rows)};
+  }
 
  private:
   const std::array<layers::Attention, 2>& att_;
-  const std::array<layers::Attention::Memory, 2>& mem_;
+  std::array<layers::Attention::Memory, 2> mem_;  // own copy: take_rows shrinks it
   int64_t width_;
   Trace* trace_;
   int64_t step_ = 0;
@@ -83,6 +88,7 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
   spec.embedding = E;
   spec.sequence = out == "sequence";
   spec.feedback = config_.at("decoder_feedback").get<bool>();
+  spec.pack_rows = config_.at("pack_rows").get<bool>();
   if (kind == SeqBaseline::view_concat_lstm) {
     cell_.emplace_back(params_, "enc.lstm", E, H, rng);
     spec.hidden = H;
@@ -108,13 +114,15 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   const layers::Views views = layers::read_views(tape, batch, name());
   const int64_t B = views.batch;
   const DType dtype = views.x[0].dtype();
+  const bool pack = config_.at("pack_rows").get<bool>() && !opts.trace;
   Var emb[2];
   for (int i = 0; i < 2; ++i) emb[i] = embed_[size_t(i)](tape, views.x[i]);  // [B, L_i, E]
 
   if (kind_ == SeqBaseline::view_concat_lstm) {
     const LstmCell& cell = cell_.front();
     LstmState s = cell.zero_state(tape, B, dtype);
-    for (int i = 0; i < 2; ++i) s = layers::run_lstm(tape, cell, emb[i], views.mask[i], s, 0.0);
+    for (int i = 0; i < 2; ++i)
+      s = layers::run_lstm(tape, cell, emb[i], views.mask[i], s, 0.0, pack);
     return decoder_.run(tape, batch, opts, name(), s, Var{}, nullptr);
   }
 
@@ -126,7 +134,7 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
     const LstmCell& cell = cell_[size_t(i)];
     final_state[i] =
         layers::run_lstm(tape, cell, emb[i], views.mask[i], cell.zero_state(tape, B, dtype), 0.0,
-                         attend ? &outputs[size_t(i)] : nullptr);
+                         pack, attend ? &outputs[size_t(i)] : nullptr);
   }
   const LstmState h0 = layers::concat_states(final_state[0], final_state[1]);
   if (!attend) return decoder_.run(tape, batch, opts, name(), h0, Var{}, nullptr);

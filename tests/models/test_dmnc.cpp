@@ -448,7 +448,8 @@ TEST_CASE("every model: output shapes, teacher forcing and greedy decoding") {
 }
 
 TEST_CASE("greedy decoding feeds back the argmax of the previous step") {
-  // Teacher forcing with targets equal to the greedy predictions reproduces the greedy logits.
+  // Teacher forcing with targets equal to the greedy predictions reproduces the greedy logits on
+  // every position a sample decodes (up to its output length; packing computes no more).
   Batch batch;
   fill_batch(batch, samples(), 5, 4, 4);
   for (const char* name : kModels) {
@@ -460,8 +461,9 @@ TEST_CASE("greedy decoding feeds back the argmax of the previous step") {
     Batch forced;
     Samples s = samples();
     for (int64_t b = 0; b < B; ++b) {
+      const size_t len = s.y[size_t(b)].size();
       s.y[size_t(b)].clear();
-      for (int64_t t = 0; t < T; ++t) {
+      for (int64_t t = 0; t < int64_t(len); ++t) {
         int64_t best = 0;
         for (int64_t c = 1; c < V; ++c)
           if (p.at((b * T + t) * V + c) > p.at((b * T + t) * V + best)) best = c;
@@ -474,6 +476,42 @@ TEST_CASE("greedy decoding feeds back the argmax of the previous step") {
     // And greedy decoding differs from teacher forcing on the real targets.
     const Run real = run(*model, batch, true);
     CHECK(prediction_diff(real.predictions, greedy.predictions, T) > 1e-9);
+  }
+}
+
+TEST_CASE("pack_rows: stepping only the samples with an event gives the same loss and gradients") {
+  // Packing (layers::StepMask, DecoderSpec::pack_rows) computes each encoder step on the samples
+  // whose view has an event and each decoder step on the samples whose output goes on; stepping
+  // every sample and blending must give the same numbers. Views and outputs of different lengths,
+  // an empty view, and an output that ends before the batch's last position.
+  Batch batch;
+  fill_batch(batch, samples(), 5, 4, 4);
+  for (const char* name : kModels) {
+    for (const char* output : {"sequence", "set"}) {
+      nlohmann::json cfg = small_config(name, output);
+      auto packed = create_model(name, cfg, DType::f64, 31);
+      cfg["pack_rows"] = false;
+      auto blended = create_model(name, cfg, DType::f64, 31);
+      CHECK(packed->config().at("pack_rows") == true);  // the default
+      for (bool tf : {true, false}) {
+        INFO(cat(name, " ", output, tf ? " teacher forcing" : " greedy"));
+        const Run a = run(*packed, batch, tf);
+        const Run b = run(*blended, batch, tf);
+        CHECK(rel_diff(a.loss, b.loss) <= 1e-14);
+        CHECK(grad_diff(a, b) <= 1e-13);
+        // Predictions agree wherever a sample has an output (samples() has lengths 4, 1, 2).
+        const int64_t lengths[3] = {4, 1, 2};
+        if (a.predictions.rank() == 3)
+          for (int64_t s = 0; s < 3; ++s)
+            for (int64_t t = 0; t < lengths[s]; ++t)
+              for (int64_t c = 0; c < kOutVocab; ++c) {
+                const int64_t at = (s * 4 + t) * kOutVocab + c;
+                CHECK(rel_diff(a.predictions.at(at), b.predictions.at(at)) <= 1e-13);
+              }
+        else
+          CHECK(prediction_diff(a.predictions, b.predictions, 0) <= 1e-13);
+      }
+    }
   }
 }
 
