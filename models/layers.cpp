@@ -306,7 +306,8 @@ MemoryReader::MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
   memory_norms_ = dnc::memory_norms(memory_);
 }
 
-Var MemoryReader::read(Tape& tape, Var h) {
+Var MemoryReader::read(Tape& tape, const LstmState& state) {
+  const Var h = state.h;
   const int64_t R = m_.read_heads, W = m_.word;
   MG_CHECK(h.shape().rank == 2 && h.dim(0) == b_ && h.dim(1) == k_ * head_.in(),
            "MemoryReader: decoder state must be [", b_, ", ", k_ * head_.in(), "], got ",
@@ -380,7 +381,9 @@ Decoder::Decoder(ParameterSet& params, const std::string& prefix, const DecoderS
         Embedding(params, prefix + ".embedding", spec.output_vocab + 1, spec.embedding, rng);
     cell_.emplace_back(params, prefix + ".lstm", spec.embedding + spec.context, spec.hidden, rng);
   }
-  out_ = Linear(params, prefix + ".out", spec.hidden + spec.context, spec.output_vocab, rng);
+  const bool context_out = spec.context > 0 && (spec.context_in_output || !spec.sequence);
+  out_ = Linear(params, prefix + ".out", spec.hidden + (context_out ? spec.context : 0),
+                spec.output_vocab, rng);
 }
 
 ForwardResult Decoder::run(Tape& tape, const Batch& batch, const ForwardOptions& opts,
@@ -394,7 +397,7 @@ ForwardResult Decoder::run(Tape& tape, const Batch& batch, const ForwardOptions&
   const Tensor& labels = field(batch, model, "labels", 2);
   expect_shape(model, "labels", labels, Shape{B, spec_.output_vocab});
   Var features = init.h;
-  if (reader) features = concat({init.h, reader->read(tape, init.h)}, 1);
+  if (reader) features = concat({init.h, reader->read(tape, init)}, 1);
   ForwardResult r;
   r.predictions = out_(tape, features);  // [B, V]
   r.loss = bce_with_logits(r.predictions, tape.input(labels));
@@ -455,9 +458,10 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   auto step = [&](Var x) {  // x [n, E] -> the new state and context
     if (reader) x = concat({x, context}, 1);
     state = clip_state(cell.step(tape, x, state), spec_.clip);
-    if (reader) context = reader->read(tape, state.h);
+    if (reader) context = reader->read(tape, state);
   };
-  auto features = [&](Var h, Var ctx) { return reader ? concat({h, ctx}, -1) : h; };
+  const bool context_out = reader && spec_.context_in_output;
+  auto features = [&](Var h, Var ctx) { return context_out ? concat({h, ctx}, -1) : h; };
   // Packed logits [sum_t n_t, V], step by step, -> [B, L, V]: row j goes to position positions[j]
   // = b*L + t; positions never computed are zero (and masked). No step at all: all zero.
   auto unpack = [&](Var packed) {
@@ -495,7 +499,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
       for (int64_t b : live) positions.push_back(b * L + t);
     }
     if (!pack)
-      logits = out_(tape, features(stack(hs, 1), reader ? stack(cs, 1) : Var{}));  // [B, L, V]
+      logits = out_(tape, features(stack(hs, 1), context_out ? stack(cs, 1) : Var{}));  // [B,L,V]
     else
       logits = unpack(
           hs.empty() ? Var{} : out_(tape, features(concat(hs, 0), reader ? concat(cs, 0) : Var{})));

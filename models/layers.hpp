@@ -169,8 +169,8 @@ class DecoderReader {
  public:
   virtual ~DecoderReader() = default;
   virtual int64_t width() const = 0;
-  // h [B, Hd] -> context [B, width()].
-  virtual Var read(Tape& tape, Var h) = 0;
+  // The decoder's state (h, c [B, Hd]) -> context [B, width()].
+  virtual Var read(Tape& tape, const LstmState& state) = 0;
   // Keeps only rows `rows` (data [n], increasing indices into the current B rows) of whatever the
   // reader holds per sample: B becomes n (the decoder's packing drops samples that have ended).
   virtual void take_rows(Tape& tape, Var rows) = 0;
@@ -189,7 +189,7 @@ class MemoryReader : public DecoderReader {
   MemoryReader(const Linear& head, const dnc::MemoryConfig& m, std::span<const dnc::State> memories,
                std::span<const Var> read_weights, Trace* trace, std::string prefix);
   int64_t width() const override { return k_ * m_.read_heads * m_.word; }
-  Var read(Tape& tape, Var h) override;
+  Var read(Tape& tape, const LstmState& state) override;  // reads with state.h
   void take_rows(Tape& tape, Var rows) override;
 
  private:
@@ -249,6 +249,9 @@ struct DecoderSpec {
   // false: every step's input embedding is GO's, as in the DMNC authors' runs (decoder_mode=False):
   // the decoder never sees the previous target or prediction. Config key "decoder_feedback".
   bool feedback = true;
+  // false (sequence output): logits_t = W h_t + b, the context entering only the next step's input,
+  // as the DMNC authors' WLAS decoder has it. Config key "context_in_output" (WLAS).
+  bool context_in_output = true;
   // Packing (config key "pack_rows"): sample b's outputs end at its last unmasked position L_b, and
   // nothing the decoder computes for it after that reaches the loss; so step t computes the rows of
   // the samples with L_b > t only. The state, the context and the reader drop a sample's rows when

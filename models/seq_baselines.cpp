@@ -25,6 +25,8 @@ nlohmann::json defaults(SeqBaseline k) {
   if (k == SeqBaseline::wlas) {
     d["attention_size"] = 128;
     d["attention_init_range"] = 0.0;  // 0: Glorot; r > 0: uniform(-r, r), the authors' r = 1
+    d["attention_query"] = "hidden";  // or "cell_halves", as the authors' code
+    d["context_in_output"] = true;    // false: as the authors' code
   }
   return d;
 }
@@ -33,14 +35,23 @@ nlohmann::json defaults(SeqBaseline k) {
 // hidden state; context [ctx1; ctx2].
 class AttentionReader : public layers::DecoderReader {
  public:
+  // cell_halves: attention k's query is half k of the decoder's cell state (the DMNC authors'
+  // WLAS); otherwise both attentions query with the decoder's hidden state.
   AttentionReader(const std::array<layers::Attention, 2>& att,
-                  const std::array<layers::Attention::Memory, 2>& mem, int64_t width, Trace* trace)
-      : att_(att), mem_(mem), width_(width), trace_(trace) {}
+                  const std::array<layers::Attention::Memory, 2>& mem, int64_t width,
+                  bool cell_halves, Trace* trace)
+      : att_(att), mem_(mem), width_(width), cell_halves_(cell_halves), trace_(trace) {}
   int64_t width() const override { return width_; }
-  Var read(Tape& tape, Var h) override {
+  Var read(Tape& tape, const LstmState& state) override {
+    Var q[2] = {state.h, state.h};
+    if (cell_halves_) {
+      const int64_t half = state.c.dim(1) / 2;
+      q[0] = slice(state.c, 1, 0, half);
+      q[1] = slice(state.c, 1, half, half);
+    }
     Var w[2];
-    Var c0 = att_[0].attend(tape, mem_[0], h, trace_ ? &w[0] : nullptr);
-    Var c1 = att_[1].attend(tape, mem_[1], h, trace_ ? &w[1] : nullptr);
+    Var c0 = att_[0].attend(tape, mem_[0], q[0], trace_ ? &w[0] : nullptr);
+    Var c1 = att_[1].attend(tape, mem_[1], q[1], trace_ ? &w[1] : nullptr);
     if (trace_) {
       const std::string p = "dec/t" + std::to_string(step_) + "/";
       trace_->record(p + "attention1", w[0].value());
@@ -59,6 +70,7 @@ class AttentionReader : public layers::DecoderReader {
   const std::array<layers::Attention, 2>& att_;
   std::array<layers::Attention::Memory, 2> mem_;  // own copy: take_rows shrinks it
   int64_t width_;
+  bool cell_halves_;
   Trace* trace_;
   int64_t step_ = 0;
 };
@@ -102,9 +114,16 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
     const int64_t A = layers::config_int(config_, model, "attention_size");
     const double init = config_.at("attention_init_range").get<double>();
     MG_CHECK(init >= 0, model, ": attention_init_range must be >= 0, got ", init);
-    attention_[0] = layers::Attention(params_, "dec.attention1", H, 2 * H, A, rng, init);
-    attention_[1] = layers::Attention(params_, "dec.attention2", H, 2 * H, A, rng, init);
+    const std::string query = config_.at("attention_query").get<std::string>();
+    MG_CHECK(query == "hidden" || query == "cell_halves", model,
+             ": config key 'attention_query' must be \"hidden\" or \"cell_halves\", got \"", query,
+             "\"");
+    query_cell_halves_ = query == "cell_halves";
+    const int64_t Q = query_cell_halves_ ? H : 2 * H;
+    attention_[0] = layers::Attention(params_, "dec.attention1", H, Q, A, rng, init);
+    attention_[1] = layers::Attention(params_, "dec.attention2", H, Q, A, rng, init);
     spec.context = 2 * H;
+    spec.context_in_output = config_.at("context_in_output").get<bool>();
   }
   decoder_ = layers::Decoder(params_, "dec", spec, rng);
 }
@@ -143,8 +162,8 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   for (int i = 0; i < 2; ++i)
     mem[size_t(i)] =
         attention_[size_t(i)].prepare(tape, stack(outputs[size_t(i)], 1), views.mask[i]);
-  AttentionReader reader(attention_, mem, 2 * hidden_, opts.trace);
-  Var context0 = reader.read(tape, h0.h);
+  AttentionReader reader(attention_, mem, 2 * hidden_, query_cell_halves_, opts.trace);
+  Var context0 = reader.read(tape, h0);
   return decoder_.run(tape, batch, opts, name(), h0, context0, &reader);
 }
 
@@ -164,6 +183,13 @@ nlohmann::json tiny(SeqBaseline k, const std::string& variant, bool set) {
 }
 
 void register_baseline(SeqBaseline k, const char* summary) {
+  std::vector<nlohmann::json> checks = {tiny(k, "sequence", false), tiny(k, "set", true)};
+  if (k == SeqBaseline::wlas) {  // the authors' decoder: cell-state queries, no context in output
+    nlohmann::json c = tiny(k, "sequence-authors-decoder", false);
+    c["attention_query"] = "cell_halves";
+    c["context_in_output"] = false;
+    checks.push_back(c);
+  }
   register_model(
       {.name = kind_name(k),
        .summary = summary,
@@ -171,7 +197,7 @@ void register_baseline(SeqBaseline k, const char* summary) {
                      uint64_t s) { return std::make_unique<SeqBaselineModel>(k, c, d, s); },
        .default_config = defaults(k),
        .train_defaults = layers::dmnc_paper_recipe(),
-       .check_configs = {tiny(k, "sequence", false), tiny(k, "set", true)},
+       .check_configs = checks,
        .check_batch = [](Rng& rng, DType dtype,
                          Batch& batch) { layers::make_check_batch(rng, dtype, batch, 7, 9); }});
 }

@@ -23,6 +23,9 @@
 // Defaults (section 4.1): embedding 64, hidden 128; WLAS attention size 128 ("attention_size"),
 // attention weights Glorot-uniform ("attention_init_range" r > 0: uniform(-r, r), as the DMNC
 // authors' code draws them with r = 1; see docs/sum2seq.md for what that does to WLAS).
+// Two more WLAS keys reproduce the authors' decoder: "attention_query": "cell_halves" (attention k
+// queried with half k of the decoder's cell state c, not with h) and "context_in_output": false
+// (logits = W h_t + b; the context enters the next step's input only).
 #pragma once
 #include <array>
 #include <nlohmann/json.hpp>
@@ -48,6 +51,7 @@ class SeqBaselineModel : public Model {
   SeqBaseline kind_;
   nlohmann::json config_;
   int64_t hidden_ = 0;
+  bool query_cell_halves_ = false;  // wlas: config "attention_query"
   std::array<layers::Embedding, 2> embed_;
   std::vector<LstmCell> cell_;  // lstm: one encoder; dual-lstm, wlas: two
   std::array<layers::Attention, 2> attention_;

@@ -611,6 +611,35 @@ TEST_CASE("dmnc: cache_gate_bias initialises the cache gate's bias block and not
   }
 }
 
+TEST_CASE("wlas: the authors' decoder queries with cell-state halves and keeps the context out") {
+  // attention_query "cell_halves": attention k's query is half k of the decoder's cell state, so
+  // its query weights read H (not 2H) numbers, and the attention weights change with c alone;
+  // context_in_output false: the output layer reads h only.
+  nlohmann::json cfg = small_config("wlas");
+  cfg["attention_query"] = "cell_halves";
+  cfg["context_in_output"] = false;
+  auto authors = create_model("wlas", cfg, DType::f64, 5);
+  auto ours = create_model("wlas", small_config("wlas"), DType::f64, 5);
+  const int64_t H = 5, A = 4;  // small_config's hidden and attention size
+  CHECK(authors->params().get("dec.attention1.query.w").value.shape() == Shape({H, A}));
+  CHECK(ours->params().get("dec.attention1.query.w").value.shape() == Shape({2 * H, A}));
+  CHECK(authors->params().get("dec.out.w").value.shape() == Shape({2 * H, kOutVocab}));
+  CHECK(ours->params().get("dec.out.w").value.shape() == Shape({4 * H, kOutVocab}));
+  // Decoding runs, packed and not, with the same numbers.
+  Batch batch;
+  fill_batch(batch, samples(), 5, 4, 4);
+  cfg["pack_rows"] = false;
+  auto blended = create_model("wlas", cfg, DType::f64, 5);
+  const Run a = run(*authors, batch, true), b = run(*blended, batch, true);
+  CHECK(std::isfinite(a.loss));
+  CHECK(rel_diff(a.loss, b.loss) <= 1e-14);
+  CHECK(grad_diff(a, b) <= 1e-13);
+  nlohmann::json bad = small_config("wlas");
+  bad["attention_query"] = "cell";
+  CHECK_THROWS_WITH(create_model("wlas", bad, DType::f64, 4),
+                    doctest::Contains("'attention_query' must be \"hidden\" or \"cell_halves\""));
+}
+
 TEST_CASE("wlas: attention_init_range draws the attention weights uniform(-r, r)") {
   const nlohmann::json base = {{"embedding", 3},
                                {"hidden", 8},
