@@ -105,8 +105,7 @@ void Linear::init_weights_uniform(double limit, Rng& rng) {
 }
 
 Var Linear::operator()(Tape& tape, Var x) const {
-  Var y = matmul(x, tape.param(*w_));
-  return b_ ? add(y, tape.param(*b_)) : y;
+  return b_ ? addmm(tape.param(*b_), x, tape.param(*w_)) : matmul(x, tape.param(*w_));
 }
 
 Embedding::Embedding(ParameterSet& params, const std::string& name, int64_t rows, int64_t dim,

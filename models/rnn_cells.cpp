@@ -61,12 +61,12 @@ Var LstmCell::project_inputs(Var xs) const {
   MG_CHECK(xs.shape().rank >= 2 && xs.dim(-1) == input_size_, "LstmCell '", prefix_,
            "': inputs must be [..., ", input_size_, "], got ", xs.shape());
   Tape& tape = *xs.tape;
-  return add(matmul(xs, tape.param(*w_x_)), tape.param(*b_));
+  return addmm(tape.param(*b_), xs, tape.param(*w_x_));
 }
 
 LstmState LstmCell::step(Tape& tape, Var x, const LstmState& prev) const {
   check_step_input("LstmCell", prefix_, x, input_size_, prev.h, hidden_, "input");
-  return step_projected(tape, add(matmul(x, tape.param(*w_x_)), tape.param(*b_)), prev);
+  return step_projected(tape, addmm(tape.param(*b_), x, tape.param(*w_x_)), prev);
 }
 
 LstmState LstmCell::step_projected(Tape& tape, Var xw_t, const LstmState& prev) const {
@@ -75,7 +75,7 @@ LstmState LstmCell::step_projected(Tape& tape, Var xw_t, const LstmState& prev) 
   MG_CHECK(prev.c.defined() && prev.c.shape() == prev.h.shape(), "LstmCell '", prefix_,
            "': cell state of shape ", prev.c.defined() ? prev.c.shape().str() : "undefined",
            " does not match h of shape ", prev.h.shape());
-  Var gates = add(xw_t, matmul(prev.h, tape.param(*w_h_)));  // [B,4H]: i f g o
+  Var gates = addmm(xw_t, prev.h, tape.param(*w_h_));  // [B,4H]: i f g o
   // c = f * c_prev + i * g, h = o * tanh(c), as one op (ops/nn.hpp lstm_cell): profiling showed
   // the seven elementwise nodes it replaces costing more than the matrix products.
   Var hc = lstm_cell(gates, prev.c);
@@ -140,21 +140,21 @@ Var GruCell::project_inputs(Var xs) const {
   MG_CHECK(xs.shape().rank >= 2 && xs.dim(-1) == input_size_, "GruCell '", prefix_,
            "': inputs must be [..., ", input_size_, "], got ", xs.shape());
   Tape& tape = *xs.tape;
-  return add(matmul(xs, tape.param(*w_x_)), tape.param(*b_));
+  return addmm(tape.param(*b_), xs, tape.param(*w_x_));
 }
 
 Var GruCell::step(Tape& tape, Var x, Var h_prev) const {
   check_step_input("GruCell", prefix_, x, input_size_, h_prev, hidden_, "input");
-  return step_projected(tape, add(matmul(x, tape.param(*w_x_)), tape.param(*b_)), h_prev);
+  return step_projected(tape, addmm(tape.param(*b_), x, tape.param(*w_x_)), h_prev);
 }
 
 Var GruCell::step_projected(Tape& tape, Var xw_t, Var h_prev) const {
   const int64_t H = hidden_;
   check_step_input("GruCell", prefix_, xw_t, 3 * H, h_prev, H, "projected input");
-  Var rz = sigmoid(add(slice(xw_t, 1, 0, 2 * H), matmul(h_prev, tape.param(*u_rz_))));
+  Var rz = sigmoid(addmm(slice(xw_t, 1, 0, 2 * H), h_prev, tape.param(*u_rz_)));
   Var r = slice(rz, 1, 0, H);
   Var z = slice(rz, 1, H, H);
-  Var n = tanh(add(slice(xw_t, 1, 2 * H, H), matmul(mul(r, h_prev), tape.param(*u_n_))));
+  Var n = tanh(addmm(slice(xw_t, 1, 2 * H, H), mul(r, h_prev), tape.param(*u_n_)));
   // z * h + (1 - z) * n, written as n + z * (h - n): one product fewer.
   return add(n, mul(z, sub(h_prev, n)));
 }

@@ -7,6 +7,8 @@
 // stores on a buffer's first contribution (which then needs no zeroing).
 #include "ops/linalg.hpp"
 
+#include <algorithm>
+
 #include "engine/blas.hpp"
 #include "engine/gradcheck.hpp"
 
@@ -14,6 +16,7 @@ namespace memgrad {
 namespace {
 
 MG_OP(matmul);
+MG_OP(addmm);
 MG_OP(bmm);
 MG_OP(outer);
 
@@ -52,6 +55,38 @@ void matmul_backward(Tape& tape, NodeId id) {
       gemm<T>(false, true, rows, k, m, T(1), g, m, b.data<T>(), m, beta<T>(overwrite), ga, k);
     }
     if (tape.requires_grad(ib)) {  // db = a^T g over all rows at once: [k, rows] x [rows, m]
+      T* gb = tape.grad_for_write(ib, overwrite).data<T>();
+      gemm<T>(true, false, k, m, rows, T(1), a.data<T>(), k, g, m, beta<T>(overwrite), gb, m);
+    }
+  });
+}
+
+// ---------------------------------------------------------------- addmm
+// c + a b: inputs {c, a, b}; c is [rows, m] (the output's shape) or [m] (a bias).
+void addmm_backward(Tape& tape, NodeId id) {
+  const NodeId ic = tape.input_id(id, 0), ia = tape.input_id(id, 1), ib = tape.input_id(id, 2);
+  const Tensor &a = tape.value(ia), &b = tape.value(ib);
+  const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
+  MG_DISPATCH(a.dtype(), T, {
+    const T* g = tape.grad(id).data<T>();
+    bool overwrite = false;
+    if (tape.requires_grad(ic)) {
+      T* gc = tape.grad_for_write(ic, overwrite).data<T>();
+      if (tape.value(ic).numel() == m) {  // a bias: the column sums of g
+        if (overwrite) std::fill_n(gc, m, T(0));
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < m; ++j) gc[j] += g[r * m + j];
+      } else if (overwrite) {
+        std::copy_n(g, rows * m, gc);
+      } else {
+        for (int64_t i = 0; i < rows * m; ++i) gc[i] += g[i];
+      }
+    }
+    if (tape.requires_grad(ia)) {  // da = g b^T
+      T* ga = tape.grad_for_write(ia, overwrite).data<T>();
+      gemm<T>(false, true, rows, k, m, T(1), g, m, b.data<T>(), m, beta<T>(overwrite), ga, k);
+    }
+    if (tape.requires_grad(ib)) {  // db = a^T g
       T* gb = tape.grad_for_write(ib, overwrite).data<T>();
       gemm<T>(true, false, k, m, rows, T(1), a.data<T>(), k, g, m, beta<T>(overwrite), gb, m);
     }
@@ -138,6 +173,34 @@ Var matmul(Var a, Var b) {
   return out;
 }
 
+Var addmm(Var c, Var a, Var b) {
+  check_pair("addmm", a, b);
+  check_pair("addmm", c, a);
+  MG_CHECK(a.shape().rank >= 2 && a.shape().rank <= 4, "addmm: a must have rank 2 to 4, got ",
+           a.shape(), " x ", b.shape());
+  MG_CHECK(b.shape().rank == 2, "addmm: b must be a matrix [k, m], got ", a.shape(), " x ",
+           b.shape());
+  MG_CHECK(a.dim(-1) == b.dim(0), "addmm: inner dims differ: ", a.shape(), " x ", b.shape());
+  const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
+  Shape out_shape = a.shape();
+  out_shape[-1] = m;
+  const bool bias = c.shape() == Shape{m};
+  MG_CHECK(bias || c.shape() == out_shape, "addmm: c of shape ", c.shape(), " must be ", out_shape,
+           " or [", m, "] for a product ", a.shape(), " x ", b.shape());
+  Var out = a.tape->record(kOp_addmm, out_shape, a.dtype(), {c, a, b}, addmm_backward);
+  MG_DISPATCH(a.dtype(), T, {
+    T* y = a.tape->value(out.id).data<T>();
+    const T* pc = c.value().data<T>();
+    if (bias)
+      for (int64_t r = 0; r < rows; ++r) std::copy_n(pc, m, y + r * m);
+    else
+      std::copy_n(pc, rows * m, y);
+    gemm<T>(false, false, rows, m, k, T(1), a.value().data<T>(), k, b.value().data<T>(), m, T(1), y,
+            m);
+  });
+  return out;
+}
+
 Var bmm(Var a, Var b, bool trans_a, bool trans_b) {
   check_pair("bmm", a, b);
   MG_CHECK(a.shape().rank == 3 && b.shape().rank == 3, "bmm: both inputs must have rank 3, got ",
@@ -195,6 +258,28 @@ const bool kLinalgCases = [] {
                         .make_inputs = [p](Rng& r) { return two_random(r, p.a, p.b); },
                         .build = [](Tape&, std::span<const Var> v) { return matmul(v[0], v[1]); },
                         .note = "bilinear: central differences are exact up to rounding"});
+  }
+  // addmm: c the product's shape or a bias row, a of rank 2 and 3, batch 1.
+  struct Triple {
+    const char* label;
+    Shape c, a, b;
+  };
+  for (const Triple& p :
+       {Triple{"full-rank2", {3, 5}, {3, 4}, {4, 5}}, Triple{"bias-rank2", {5}, {3, 4}, {4, 5}},
+        Triple{"bias-rank3", {2}, {2, 3, 4}, {4, 2}},
+        Triple{"full-rank3", {2, 3, 2}, {2, 3, 4}, {4, 2}},
+        Triple{"bias-batch1", {3}, {1, 4}, {4, 3}}}) {
+    register_grad_case(
+        {.op = "addmm",
+         .name = std::string("addmm/") + p.label,
+         .make_inputs =
+             [p](Rng& r) {
+               return std::vector<GradInput>{
+                   {random_tensor(r, p.c)}, {random_tensor(r, p.a)}, {random_tensor(r, p.b)}};
+             },
+         .build = [](Tape&, std::span<const Var> v) { return addmm(v[0], v[1], v[2]); },
+         .note = "affine in each input: central differences are exact up to "
+                 "rounding"});
   }
   // bmm: all four transpose combinations, at batch 2 and batch 1 (n = 3, k = 4, m = 2).
   for (int64_t batch : {2, 1}) {

@@ -10,6 +10,11 @@ namespace memgrad {
 // over the whole batch is one product a^T g.
 Var matmul(Var a, Var b);
 
+// c + a b in one node: a and b as in matmul, c of the product's shape [..., n, m] or a bias [m]
+// added to every row. The product accumulates onto c inside gemm (beta = 1), so a linear layer
+// x W + b, or an LSTM's gates x W_x + b + h W_h, costs no separate add node and no extra pass.
+Var addmm(Var c, Var a, Var b);
+
 // Batched product: out[i] = op(a[i]) op(b[i]) for i in [0, B), where op(x) is x or x^T as the flags
 // say. a is [B, n, k] ([B, k, n] with trans_a), b is [B, k, m] ([B, m, k] with trans_b); out is
 // [B, n, m]. Keys against memory rows, [B, R, W] x [B, N, W]^T -> [B, R, N], is
