@@ -124,6 +124,22 @@ Var oneplus(Var x) { return add_scalar(softplus(x), 1.0); }
 
 // ---------------------------------------------------------------------------------- view masks
 
+namespace {
+// The DNC state whose every field is f(a's field, b's field).
+template <class F>
+dnc::State each_field(const dnc::State& a, const dnc::State& b, F f) {
+  dnc::State s;
+  s.memory = f(a.memory, b.memory);
+  s.usage = f(a.usage, b.usage);
+  s.link = f(a.link, b.link);
+  s.precedence = f(a.precedence, b.precedence);
+  s.write_weights = f(a.write_weights, b.write_weights);
+  s.read_weights = f(a.read_weights, b.read_weights);
+  s.read_vectors = f(a.read_vectors, b.read_vectors);
+  return s;
+}
+}  // namespace
+
 StepMask::StepMask(Var mask, int64_t t) : mask_(mask), t_(t) {
   const Tensor& m = mask.value();
   const int64_t B = m.dim(0), T = m.dim(1);
@@ -159,27 +175,11 @@ LstmState StepMask::put(const LstmState& old, const LstmState& packed) const {
 }
 
 dnc::State StepMask::take(const dnc::State& full) const {
-  dnc::State s;
-  s.memory = take(full.memory);
-  s.usage = take(full.usage);
-  s.link = take(full.link);
-  s.precedence = take(full.precedence);
-  s.write_weights = take(full.write_weights);
-  s.read_weights = take(full.read_weights);
-  s.read_vectors = take(full.read_vectors);
-  return s;
+  return each_field(full, full, [&](Var x, Var) { return take(x); });
 }
 
 dnc::State StepMask::put(const dnc::State& old, const dnc::State& packed) const {
-  dnc::State s;
-  s.memory = put(old.memory, packed.memory);
-  s.usage = put(old.usage, packed.usage);
-  s.link = put(old.link, packed.link);
-  s.precedence = put(old.precedence, packed.precedence);
-  s.write_weights = put(old.write_weights, packed.write_weights);
-  s.read_weights = put(old.read_weights, packed.read_weights);
-  s.read_vectors = put(old.read_vectors, packed.read_vectors);
-  return s;
+  return each_field(old, packed, [&](Var o, Var p) { return put(o, p); });
 }
 
 Var index_leaf(Tape& tape, std::span<const int64_t> rows, DType dtype) {
@@ -219,15 +219,7 @@ LstmState StepMask::blend(const LstmState& fresh, const LstmState& old) const {
 }
 
 dnc::State StepMask::blend(const dnc::State& fresh, const dnc::State& old) const {
-  dnc::State s;
-  s.memory = blend(fresh.memory, old.memory);
-  s.usage = blend(fresh.usage, old.usage);
-  s.link = blend(fresh.link, old.link);
-  s.precedence = blend(fresh.precedence, old.precedence);
-  s.write_weights = blend(fresh.write_weights, old.write_weights);
-  s.read_weights = blend(fresh.read_weights, old.read_weights);
-  s.read_vectors = blend(fresh.read_vectors, old.read_vectors);
-  return s;
+  return each_field(fresh, old, [&](Var f, Var o) { return blend(f, o); });
 }
 
 // --------------------------------------------------------------------------------------- LSTMs
