@@ -42,6 +42,7 @@ void Tape::ensure_slot(NodeId id) {
   values_.emplace_back();
   grads_.emplace_back();
   saved_.emplace_back();
+  spare_.emplace_back();
   grad_live_.push_back(0);
 }
 
@@ -55,7 +56,11 @@ Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
   n.inputs_begin = int32_t(inputs_.size());
   nodes_.push_back(n);
   ensure_slot(id);
-  values_[size_t(id)] = value;  // shares storage: a leaf never copies its data
+  // A leaf shares its tensor's storage (it never copies its data); the slot's own buffer waits in
+  // spare_ for the next computed node recorded at this position.
+  Tensor& slot = values_[size_t(id)];
+  if (slot.defined() && slot.storage_users() == 1) spare_[size_t(id)] = std::move(slot);
+  slot = value;
   grad_live_[size_t(id)] = 0;
   if (param) param_leaves_.push_back(id);
   if (detect_anomaly_) check_value(id);
@@ -110,7 +115,9 @@ Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<con
   n.backward = n.requires_grad ? backward : nullptr;
   nodes_.push_back(n);
   ensure_slot(id);
-  values_[size_t(id)].reshape_reuse(shape, dtype);
+  Tensor& slot = values_[size_t(id)];
+  if (!slot.defined() && spare_[size_t(id)].defined()) slot = std::move(spare_[size_t(id)]);
+  slot.reshape_reuse(shape, dtype);
   grad_live_[size_t(id)] = 0;
   return Var{this, id};
 }

@@ -152,6 +152,7 @@ class Tape {
   std::deque<Tensor> values_;
   std::deque<Tensor> grads_;
   std::deque<Tensor> saved_;
+  std::deque<Tensor> spare_;  // a slot's own value buffer while a leaf's shared tensor is there
   std::vector<uint8_t> grad_live_;
   std::vector<NodeId> param_leaves_;
   uint64_t seed_;

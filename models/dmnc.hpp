@@ -137,6 +137,7 @@ class Dmnc : public Model {
   nlohmann::json config() const override { return config_; }
   ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
 
+  bool supports_shards() const override { return !persistent_; }  // carried memory is per row
   Fusion fusion() const { return fusion_; }
   const dnc::MemoryConfig& memory_config() const { return mem_; }
 
@@ -201,6 +202,7 @@ class ViewConcatDnc : public Model {
   ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t seed);
   std::string name() const override { return "dnc"; }
   nlohmann::json config() const override { return config_; }
+  bool supports_shards() const override { return true; }
   ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
 
  private:

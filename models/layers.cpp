@@ -412,7 +412,10 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
 
   // live_: the samples still decoding (batch rows, increasing); every step's rows are theirs.
   // Without packing every sample stays live to the last position.
-  std::vector<int64_t>&lengths = lengths_, &live = live_, &keep = keep_, &positions = positions_;
+  // Scratch whose capacity is reused from step to step (no allocation in steady state); one per
+  // thread, so that batch shards (Trainer, "shards") can decode concurrently.
+  thread_local std::vector<int64_t> lengths, live, keep, positions;
+  thread_local std::vector<Var> hs, cs;
   lengths.assign(size_t(B), L);
   if (pack)
     for (int64_t b = 0; b < B; ++b) {
@@ -461,7 +464,6 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
                    Shape{B, L, V});
   };
 
-  std::vector<Var>&hs = hs_, &cs = cs_;
   hs.clear();
   cs.clear();
   Var logits;
@@ -526,6 +528,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   ForwardResult r;
   r.predictions = logits;
   r.loss = cross_entropy(logits, yv, ymv);
+  for (int64_t i = 0; i < y_mask.numel(); ++i) r.loss_terms += y_mask.at(i);  // its denominator
   return r;
 }
 

@@ -281,10 +281,6 @@ class Decoder {
   Embedding embedding_;         // [V + 1, E]; row V is GO
   std::vector<LstmCell> cell_;  // one cell (sequence output) or none (set output)
   Linear out_;
-  // Per-step outputs and packing bookkeeping of one run, kept as members so their capacity is
-  // reused: a steady-state training step allocates nothing here.
-  mutable std::vector<Var> hs_, cs_;
-  mutable std::vector<int64_t> lengths_, live_, keep_, positions_;
 };
 
 // The two-view batch every model reads: x1, x2 [B, L1], [B, L2] with masks of the same shapes,

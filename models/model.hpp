@@ -32,6 +32,9 @@ struct ForwardOptions {
 struct ForwardResult {
   Var loss;         // scalar
   Var predictions;  // scores the task's metrics read: logits [B, C], [B, T, C], or [B, L]
+  // How many terms the loss is the mean of (e.g. unmasked output tokens); 0 = one per sample.
+  // Batch shards weight their losses by it (Trainer, "shards").
+  double loss_terms = 0;
 };
 
 class Model {
@@ -54,6 +57,9 @@ class Model {
   }
   // Called after every optimizer update (e.g. MemN2N re-zeroes the nil word's embedding rows).
   virtual void after_update() {}
+  // True when forward() may run concurrently on different tapes and batches (it keeps no state
+  // between calls), so that the trainer can run batch shards in parallel.
+  virtual bool supports_shards() const { return false; }
   // Multiplier on the optimizer's learning rate for the current phase (e.g. a linear-start phase
   // trained at a different rate); 1 by default.
   virtual double lr_multiplier() const { return 1.0; }

@@ -146,7 +146,8 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   }
 
   const bool attend = kind_ == SeqBaseline::wlas;
-  std::array<std::vector<Var>, 2>& outputs = encoder_outputs_;
+  // Per-thread scratch, reused from step to step (no allocation; shards may run concurrently).
+  thread_local std::array<std::vector<Var>, 2> outputs;
   LstmState final_state[2];
   for (int i = 0; i < 2; ++i) {
     outputs[size_t(i)].clear();

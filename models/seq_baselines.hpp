@@ -46,6 +46,7 @@ class SeqBaselineModel : public Model {
   std::string name() const override;
   nlohmann::json config() const override { return config_; }
   ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
+  bool supports_shards() const override { return true; }
 
  private:
   SeqBaseline kind_;
@@ -56,7 +57,6 @@ class SeqBaselineModel : public Model {
   std::vector<LstmCell> cell_;  // lstm: one encoder; dual-lstm, wlas: two
   std::array<layers::Attention, 2> attention_;
   layers::Decoder decoder_;
-  std::array<std::vector<Var>, 2> encoder_outputs_;  // wlas: reused per step (no allocation)
 };
 
 }  // namespace memgrad

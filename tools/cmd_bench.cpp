@@ -27,7 +27,8 @@ const char* kHelp = R"(usage: memgrad bench ops [--threads N] [--json] [--quick]
 
 --model: training steps of a model at its default (paper) dimensions: median ms per step split
 into forward, backward and optimizer (min and max over the measured steps), steps/s, heap
-allocations per steady-state step, and peak resident memory. The first 5 steps are warm-up.
+allocations per steady-state step, and peak resident memory. The first 5 steps are warm-up
+(60 with --shards above 1).
 --profile: then as many steps again with the tape timing each op (engine/op_profile.hpp), and a
 table of ms per step by op kind, forward and backward (profiled steps are not in the figures above).
 
@@ -204,17 +205,21 @@ int bench_model(Words words) {
   if (profile) words.erase(profile_flag);
   nlohmann::json flags;
   RunConfig rc = parse_run_flags(words, nullptr, nullptr, &flags);
+  if (profile && rc.train.at("shards").get<int64_t>() > 1)
+    throw UsageError("--profile times one tape: use it with --shards 1");
   const int threads = set_process_threads(flags["threads"].get<long>());
-  constexpr int64_t kWarmup = 5;
+  // Warm-up steps, out of the figures. Batch shards' graphs vary more from step to step (each
+  // shard's lengths), so their tape slots take some 50 steps to reach their steady sizes.
+  const int64_t warmup = rc.train.at("shards").get<int64_t>() > 1 ? 60 : 5;
   rc.train["epochs"] = 0;
-  rc.train["iterations"] = kWarmup + (profile ? 2 : 1) * steps;
+  rc.train["iterations"] = warmup + (profile ? 2 : 1) * steps;
   Trainer trainer(rc);
   std::vector<double> total, fwd, bwd, opt, allocs;
-  for (int64_t step = 0; step < kWarmup + steps; ++step) {
+  for (int64_t step = 0; step < warmup + steps; ++step) {
     const uint64_t a0 = heap_allocations();
     const StepTiming t = trainer.train_step(step);
     const uint64_t a1 = heap_allocations();
-    if (step < kWarmup) continue;
+    if (step < warmup) continue;
     fwd.push_back(t.forward_ms);
     bwd.push_back(t.backward_ms);
     opt.push_back(t.optimizer_ms);
@@ -224,8 +229,7 @@ int bench_model(Words words) {
   OpProfile ops;
   if (profile) {  // extra steps, kept out of the timings above
     trainer.tape().set_profile(&ops);
-    for (int64_t step = kWarmup + steps; step < kWarmup + 2 * steps; ++step)
-      trainer.train_step(step);
+    for (int64_t step = warmup + steps; step < warmup + 2 * steps; ++step) trainer.train_step(step);
     trainer.tape().set_profile(nullptr);
   }
   const Stats st = stats(total);
@@ -243,7 +247,8 @@ int bench_model(Words words) {
                         {"optimizer_ms", stats(opt).median},
                         {"steps_per_s", 1000.0 / st.median},
                         {"allocs_per_step", stats(allocs).median},
-                        {"tape_nodes", trainer.tape().size()},
+                        {"shards", trainer.shards()},
+                        {"tape_nodes", trainer.tape_nodes()},
                         {"peak_rss_mib", peak_rss_mib()}};
   if (profile) out["profile"] = profile_json(ops.sorted(), steps);
   if (flags["json"].get<bool>()) {
@@ -252,7 +257,7 @@ int bench_model(Words words) {
   }
   std::printf("%s on %s, batch %lld, %d threads, %lld parameters, %lld tape nodes per step\n",
               rc.model.c_str(), rc.task.c_str(), (long long)trainer.batch_size(), threads,
-              (long long)trainer.model().params().count(), (long long)trainer.tape().size());
+              (long long)trainer.model().params().count(), (long long)trainer.tape_nodes());
   std::printf("  ms per step   %8.2f  [%.2f, %.2f]  (%.1f steps/s)\n", st.median, st.min, st.max,
               1000.0 / st.median);
   std::printf("  forward       %8.2f\n  backward      %8.2f\n  optimizer     %8.2f\n",

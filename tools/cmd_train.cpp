@@ -91,7 +91,7 @@ int cmd_train(const Words& words) {
         if (flags[key].get<int64_t>() == 0) flags[key] = saved_json["intervals"].value(key, 0);
   }
   Trainer trainer(rc);
-  trainer.tape().set_detect_anomaly(flags["detect_anomaly"].get<bool>());
+  trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   dir.create();
   int64_t start = 0;
   if (!resume.empty()) {

@@ -1,9 +1,11 @@
 #include "tools/trainer.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "engine/checkpoint.hpp"
+#include "engine/threads.hpp"
 #include "tools/args.hpp"
 
 namespace memgrad::cli {
@@ -20,7 +22,8 @@ const nlohmann::json kTrainBase = {{"optimizer", "adam"}, {"lr", 1e-3},
                                    {"iterations", 0},     {"epochs", 0},
                                    {"clip_norm", 0.0},    {"clip_norm_per_param", 0.0},
                                    {"clip_value", 0.0},   {"lr_halve_every_epochs", 0},
-                                   {"lr_decay_start", 0}, {"lr_decay_final", 0.1}};
+                                   {"lr_decay_start", 0}, {"lr_decay_final", 0.1},
+                                   {"shards", 1}};
 
 const ModelInfo& model_info(const std::string& name) {
   for (const ModelInfo& m : all_models())
@@ -143,6 +146,18 @@ Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) 
   optimizer_ = make_optimizer(config_.train, model_->params());
   batch_ = config_.train.at("batch").get<int64_t>();
   MG_CHECK(batch_ >= 1, "batch must be at least 1, got ", batch_);
+  shards_ = config_.train.at("shards").get<int64_t>();
+  MG_CHECK(shards_ >= 1 && shards_ <= batch_, "shards must be in [1, batch = ", batch_, "], got ",
+           shards_);
+  MG_CHECK(shards_ == 1 || model_->supports_shards(), "model ", config_.model,
+           " cannot be trained in shards (its forward keeps state between calls); use --shards 1");
+  for (int64_t s = 0; s < shards_; ++s) {
+    // Each shard draws its own noise (a stream of its own seed), the same for any thread count.
+    if (s > 0) shard_tapes_.emplace_back(config.seed + uint64_t(s) * 0x9E3779B97F4A7C15ull);
+    shard_batches_.emplace_back();
+    shard_upstream_.push_back(Tensor::scalar(1.0, config_.dtype));
+  }
+  shard_out_.resize(size_t(shards_));
   steps_per_epoch_ = std::max<int64_t>(1, task_->steps_per_epoch(batch_));
   const int64_t epochs = config_.train.at("epochs").get<int64_t>();
   const int64_t iterations = config_.train.at("iterations").get<int64_t>();
@@ -165,19 +180,86 @@ double Trainer::current_lr(int64_t step) const {
   return lr * model_->lr_multiplier();
 }
 
+size_t Trainer::tape_nodes() const {
+  size_t n = tape_.size();
+  for (const Tape& t : shard_tapes_) n += t.size();
+  return n;
+}
+
+void Trainer::set_detect_anomaly(bool on) {
+  tape_.set_detect_anomaly(on);
+  for (Tape& t : shard_tapes_) t.set_detect_anomaly(on);
+}
+
+// Rows [s B / S, (s+1) B / S) of every field of batch_data_ into shard s's batch.
+void Trainer::split_batch() {
+  const int64_t B = batch_data_.size;
+  for (int64_t s = 0; s < shards_; ++s) {
+    Batch& dst = shard_batches_[size_t(s)];
+    const int64_t begin = s * B / shards_, end = (s + 1) * B / shards_;
+    for (const auto& [name, t] : batch_data_.fields()) {
+      MG_CHECK(t.rank() >= 1 && t.dim(0) == B, "shards: batch field '", name, "' of shape ",
+               t.shape(), " has no batch dimension of ", B, " rows");
+      Shape shape = t.shape();
+      shape[0] = end - begin;
+      Tensor& part = dst.field(name, shape, t.dtype());
+      const size_t row_bytes = t.bytes() / size_t(B);
+      std::memcpy(part.raw(), static_cast<const char*>(t.raw()) + size_t(begin) * row_bytes,
+                  size_t(end - begin) * row_bytes);
+    }
+    dst.size = end - begin;
+  }
+}
+
+StepTiming Trainer::forward_backward_shards(int64_t step, Clock::time_point t0) {
+  StepTiming timing;
+  split_batch();
+  parallel_for_each(shards_, [&](int64_t s) {
+    Tape& tape = shard_tape(s);  // reset by train_step
+    tape.set_step(uint64_t(step));
+    shard_out_[size_t(s)] = model_->forward(tape, shard_batches_[size_t(s)], ForwardOptions{});
+  });
+  // The full batch's loss is the mean over all its terms: shard s counts with its share of them.
+  auto terms = [&](int64_t s) {
+    const double t = shard_out_[size_t(s)].loss_terms;
+    return t > 0 ? t : double(shard_batches_[size_t(s)].size);
+  };
+  double total_terms = 0;
+  for (int64_t s = 0; s < shards_; ++s) total_terms += terms(s);
+  for (int64_t s = 0; s < shards_; ++s) {
+    const double weight = total_terms > 0 ? terms(s) / total_terms : 0.0;
+    shard_upstream_[size_t(s)].set(0, weight);
+    timing.loss += weight * shard_out_[size_t(s)].loss.value().at(0);
+  }
+  timing.forward_ms = ms_since(t0);
+  t0 = Clock::now();
+  parallel_for_each(shards_, [&](int64_t s) {
+    shard_tape(s).backward(shard_out_[size_t(s)].loss, shard_upstream_[size_t(s)], false);
+  });
+  for (int64_t s = 0; s < shards_; ++s) shard_tape(s).flush_param_grads();  // in a fixed order
+  timing.backward_ms = ms_since(t0);
+  return timing;
+}
+
 StepTiming Trainer::train_step(int64_t step) {
   StepTiming timing;
   ParameterSet& params = model_->params();
   auto t0 = Clock::now();
-  tape_.reset();
-  tape_.set_step(uint64_t(step));
+  // Reset first: a tape's input leaves share the batch buffers, which are refilled in place only
+  // when no one else holds them.
+  for (int64_t s = 0; s < shards_; ++s) shard_tape(s).reset();
   task_->train_batch(step, batch_, config_.dtype, batch_data_);
-  ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
-  timing.loss = out.loss.value().at(0);
-  timing.forward_ms = ms_since(t0);
-  t0 = Clock::now();
-  tape_.backward(out.loss);
-  timing.backward_ms = ms_since(t0);
+  if (shards_ > 1) {
+    timing = forward_backward_shards(step, t0);
+  } else {
+    tape_.set_step(uint64_t(step));
+    ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
+    timing.loss = out.loss.value().at(0);
+    timing.forward_ms = ms_since(t0);
+    t0 = Clock::now();
+    tape_.backward(out.loss);
+    timing.backward_ms = ms_since(t0);
+  }
   t0 = Clock::now();
   const nlohmann::json& tr = config_.train;
   if (const double per = tr.at("clip_norm_per_param").get<double>(); per > 0) {

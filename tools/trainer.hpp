@@ -3,9 +3,11 @@
 // share it.
 #pragma once
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/batch.hpp"
 #include "engine/optimizer.hpp"
@@ -36,6 +38,10 @@ class Trainer {
   explicit Trainer(const RunConfig& config);
 
   // One training step on the batch of `step` (data and noise are pure functions of the step).
+  // With train setting "shards" S > 1 the batch is split into S contiguous row blocks, each run
+  // forward and backward on its own tape, concurrently when threads allow; the shards' losses are
+  // weighted by their share of the loss's terms (ForwardResult::loss_terms), so the loss and the
+  // gradient are the full batch's up to rounding. Results depend on S, never on the thread count.
   StepTiming train_step(int64_t step);
   // Mean model loss over the task's validation batches (NaN when the task has none).
   double validation_loss();
@@ -60,7 +66,10 @@ class Trainer {
   const RunConfig& config() const { return config_; }
   Model& model() { return *model_; }
   Task& task() { return *task_; }
-  Tape& tape() { return tape_; }
+  Tape& tape() { return tape_; }  // the training tape (shard 0's with shards)
+  int64_t shards() const { return shards_; }
+  size_t tape_nodes() const;  // nodes recorded by the last step, over all shards
+  void set_detect_anomaly(bool on);
 
  private:
   RunConfig config_;
@@ -69,6 +78,16 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   Tape tape_;
   Batch batch_data_;
+  // shards_ > 1: the shards' sub-batches, and tapes of shards 1.. (shard 0 uses tape_), reused
+  // every step.
+  int64_t shards_ = 1;
+  std::deque<Tape> shard_tapes_;
+  std::deque<Batch> shard_batches_;
+  std::vector<ForwardResult> shard_out_;
+  std::vector<Tensor> shard_upstream_;
+  Tape& shard_tape(int64_t s) { return s == 0 ? tape_ : shard_tapes_[size_t(s - 1)]; }
+  void split_batch();
+  StepTiming forward_backward_shards(int64_t step, std::chrono::steady_clock::time_point t0);
   int64_t batch_;
   int64_t steps_per_epoch_;
   int64_t total_steps_;

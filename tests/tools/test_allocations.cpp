@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/alloc_counter.hpp"
+#include "engine/threads.hpp"
 #include "tools/trainer.hpp"
 
 using namespace memgrad;
@@ -22,4 +23,17 @@ TEST_CASE("no heap allocation in a steady-state sum2seq training step") {
     for (int64_t step = 5; step < 10; ++step) trainer.train_step(step);
     CHECK(heap_allocations() - before == 0);
   }
+}
+
+TEST_CASE("no heap allocation in a steady-state step of batch shards run on two threads") {
+  ThreadScope threads(2);
+  const cli::RunConfig rc = cli::parse_run_flags(
+      {"--task", "sum2seq", "--model", "dmnc-late", "--lmax", "1", "--batch", "4", "--embedding",
+       "8", "--hidden", "8", "--iterations", "20", "--shards", "2"},
+      nullptr, nullptr, nullptr);
+  cli::Trainer trainer(rc);
+  for (int64_t step = 0; step < 5; ++step) trainer.train_step(step);  // warm-up
+  const uint64_t before = heap_allocations();
+  for (int64_t step = 5; step < 10; ++step) trainer.train_step(step);
+  CHECK(heap_allocations() - before == 0);
 }
