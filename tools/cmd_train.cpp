@@ -38,6 +38,9 @@ run options:
   --data DIR            data folder of tasks that read files
 Training recipe, model hyper-parameters and task settings: every key is a flag; their defaults for
 a model and task are listed by `memgrad train --task TASK --model MODEL --help`.
+  --shards S            split each batch into S row blocks, each on its own tape, run in parallel
+                        on the threads: the whole batch's loss and gradient up to rounding; results
+                        depend on S, not on --threads (default 1)
 )";
 
 void print_defaults(const RunConfig& rc) {
