@@ -410,10 +410,10 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   Var yv = tape.input(y), ymv = tape.input(y_mask);
   const bool pack = spec_.pack_rows && !opts.trace;
 
-  // live_: the samples still decoding (batch rows, increasing); every step's rows are theirs.
-  // Without packing every sample stays live to the last position.
   // Scratch whose capacity is reused from step to step (no allocation in steady state); one per
-  // thread, so that batch shards (Trainer, "shards") can decode concurrently.
+  // thread, so that batch shards (Trainer, "shards") can decode concurrently. lengths: each
+  // sample's output length (L without packing); live: the samples still decoding (batch rows,
+  // increasing), whose rows every step computes; positions: b*L + t of each computed row.
   thread_local std::vector<int64_t> lengths, live, keep, positions;
   thread_local std::vector<Var> hs, cs;
   lengths.assign(size_t(B), L);
@@ -495,7 +495,8 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
       logits = out_(tape, features(stack(hs, 1), context_out ? stack(cs, 1) : Var{}));  // [B,L,V]
     else
       logits = unpack(
-          hs.empty() ? Var{} : out_(tape, features(concat(hs, 0), reader ? concat(cs, 0) : Var{})));
+          hs.empty() ? Var{}
+                     : out_(tape, features(concat(hs, 0), context_out ? concat(cs, 0) : Var{})));
   } else {
     // Greedy decoding: ids[b, t] holds y*_{t-1}, the argmax of step t-1's logits computed on
     // values (no gradient), written before step t reads it.
