@@ -5,7 +5,8 @@
 
 namespace memgrad::sum2seq {
 
-void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch) {
+void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch,
+                bool one_length) {
   const int lmax = f.lmax;
   MG_CHECK(size >= 1, "sum2seq: batch size must be at least 1, got ", size);
   MG_CHECK(lmax >= 1, "sum2seq: Lmax must be at least 1, got ", lmax);
@@ -13,8 +14,9 @@ void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& bat
   thread_local std::vector<int> lengths, a, b;
   lengths.resize(static_cast<size_t>(size));
   int longest = 1;
+  const int shared = one_length ? 1 + int(rng.below(uint64_t(lmax))) : 0;
   for (auto& l : lengths) {
-    l = 1 + int(rng.below(uint64_t(lmax)));
+    l = one_length ? shared : 1 + int(rng.below(uint64_t(lmax)));
     longest = std::max(longest, l);
   }
   const int64_t view_width = longest + (f.end_marker ? 1 : 0);
@@ -54,7 +56,7 @@ void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& bat
 void train_batch(uint64_t seed, int64_t step, int64_t size, const Format& f, DType dtype,
                  Batch& batch) {
   Rng rng(seed, 2 * uint64_t(step));  // even keys: training
-  make_batch(rng, size, f, dtype, batch);
+  make_batch(rng, size, f, dtype, batch, f.one_length_per_batch);
 }
 
 void test_batch(uint64_t seed, const Format& f, int64_t count, DType dtype, Batch& batch) {

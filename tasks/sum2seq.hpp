@@ -32,10 +32,15 @@ constexpr int input_vocab(bool end_marker) { return end_marker ? kEndToken + 1 :
 struct Format {
   int lmax = 10;           // L uniform in [1, lmax]
   bool end_marker = true;  // each view followed by kEndToken
+  // Training batches only: one L drawn per batch for all its samples, as the DMNC authors'
+  // generator (sum2_run.py) makes them. Test sets always draw L per sample.
+  bool one_length_per_batch = false;
 };
 
-// Fills `batch` with `size` fresh samples of lengths uniform in [1, f.lmax], drawn from rng.
-void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch);
+// Fills `batch` with `size` fresh samples of lengths uniform in [1, f.lmax], drawn from rng (one
+// length for all of them with `one_length`).
+void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch,
+                bool one_length = false);
 
 // The training batch of a given step: a pure function of (seed, step), so a resumed run sees the
 // same data as an uninterrupted one.

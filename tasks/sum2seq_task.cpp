@@ -19,7 +19,9 @@ class Sum2SeqTask : public Task {
       : settings_(s),
         seed_(s.at("seed").get<uint64_t>()),
         test_seed_(s.at("test_seed").get<uint64_t>()),
-        format_{.lmax = s.at("lmax").get<int>(), .end_marker = s.value("end_marker", false)},
+        format_{.lmax = s.at("lmax").get<int>(),
+                .end_marker = s.value("end_marker", false),
+                .one_length_per_batch = s.value("one_length_per_batch", false)},
         test_samples_(s.at("test_samples").get<int64_t>()),
         test_lmax_(s.at("test_lmax").get<std::vector<int>>()) {
     MG_CHECK(format_.lmax >= 1, "sum2seq: lmax must be at least 1, got ", format_.lmax);
@@ -140,6 +142,7 @@ const bool kRegistered = [] {
                                       {"test_seed", 2024},
                                       {"lmax", 10},
                                       {"end_marker", true},
+                                      {"one_length_per_batch", false},
                                       {"test_lmax", {10, 15, 20}},
                                       {"test_samples", 2500}}});
   return true;

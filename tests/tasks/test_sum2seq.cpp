@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "tasks/sum2seq.hpp"
 #include "tasks/task.hpp"
 
@@ -54,6 +57,33 @@ TEST_CASE("training batches are a pure function of (seed, step)") {
   sum2seq::train_batch(1, 18, 8, {}, DType::f32, c);
   CHECK(a.get("x1").to_vector() == b.get("x1").to_vector());
   CHECK(a.get("x1").to_vector() != c.get("x1").to_vector());
+}
+
+TEST_CASE("one_length_per_batch: every training sample of a batch has the batch's length") {
+  const sum2seq::Format f{.lmax = 10, .end_marker = true, .one_length_per_batch = true};
+  std::vector<int64_t> batch_lengths;
+  for (int64_t step = 0; step < 20; ++step) {
+    Batch b;
+    sum2seq::train_batch(1, step, 16, f, DType::f32, b);
+    const Tensor& ym = b.get("y_mask");
+    const int64_t width = ym.dim(1);
+    for (int64_t s = 0; s < 16; ++s) {
+      int64_t len = 0;
+      while (len < width && ym.at(s * width + len) != 0) ++len;
+      CHECK(len == width);  // every sample fills the batch's width
+    }
+    batch_lengths.push_back(width);
+  }
+  // The length still varies from batch to batch.
+  CHECK(*std::min_element(batch_lengths.begin(), batch_lengths.end()) <
+        *std::max_element(batch_lengths.begin(), batch_lengths.end()));
+  // Test sets draw a length per sample whatever the setting.
+  Batch t;
+  sum2seq::test_batch(2024, f, 64, DType::f32, t);
+  const Tensor& ym = t.get("y_mask");
+  int64_t short_samples = 0;
+  for (int64_t s = 0; s < 64; ++s) short_samples += ym.at(s * ym.dim(1) + ym.dim(1) - 1) == 0;
+  CHECK(short_samples > 0);
 }
 
 TEST_CASE("padded positions never change the sum2seq metric") {
