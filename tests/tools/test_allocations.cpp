@@ -10,6 +10,16 @@
 
 using namespace memgrad;
 
+namespace {
+// Heap allocations of steps 5..9, after 5 warm-up steps.
+uint64_t steady_state_allocations(cli::Trainer& trainer) {
+  for (int64_t step = 0; step < 5; ++step) trainer.train_step(step);  // warm-up
+  const uint64_t before = heap_allocations();
+  for (int64_t step = 5; step < 10; ++step) trainer.train_step(step);
+  return heap_allocations() - before;
+}
+}  // namespace
+
 TEST_CASE("no heap allocation in a steady-state sum2seq training step") {
   for (const std::string model : {"dmnc-late", "dmnc-early", "dnc", "lstm", "dual-lstm", "wlas"}) {
     CAPTURE(model);
@@ -18,10 +28,7 @@ TEST_CASE("no heap allocation in a steady-state sum2seq training step") {
                               "--embedding", "8", "--hidden", "8", "--iterations", "20"},
                              nullptr, nullptr, nullptr);
     cli::Trainer trainer(rc);
-    for (int64_t step = 0; step < 5; ++step) trainer.train_step(step);  // warm-up
-    const uint64_t before = heap_allocations();
-    for (int64_t step = 5; step < 10; ++step) trainer.train_step(step);
-    CHECK(heap_allocations() - before == 0);
+    CHECK(steady_state_allocations(trainer) == 0);
   }
 }
 
@@ -32,8 +39,5 @@ TEST_CASE("no heap allocation in a steady-state step of batch shards run on two 
        "8", "--hidden", "8", "--iterations", "20", "--shards", "2"},
       nullptr, nullptr, nullptr);
   cli::Trainer trainer(rc);
-  for (int64_t step = 0; step < 5; ++step) trainer.train_step(step);  // warm-up
-  const uint64_t before = heap_allocations();
-  for (int64_t step = 5; step < 10; ++step) trainer.train_step(step);
-  CHECK(heap_allocations() - before == 0);
+  CHECK(steady_state_allocations(trainer) == 0);
 }
