@@ -90,6 +90,23 @@ TEST_CASE("a resumed run reproduces the uninterrupted run's losses exactly") {
   CHECK(nlohmann::json::parse(e)["accuracy"] == metrics["accuracy"]);
 }
 
+TEST_CASE("a resumed run with batch shards reproduces the uninterrupted run's losses exactly") {
+  TempDir tmp;
+  const fs::path whole = tmp.path / "whole", split = tmp.path / "split";
+  auto sharded = [](Words w) {
+    for (const char* x : {"--shards", "2"}) w.push_back(x);
+    return w;
+  };
+  REQUIRE(cmd_train(sharded(tiny_run(whole, 6))) == 0);
+  REQUIRE(cmd_train(sharded(tiny_run(split, 3))) == 0);
+  // The shard count comes back from the run directory; the thread count may differ.
+  REQUIRE(cmd_train(
+              {"--resume", split.string(), "--iterations", "6", "--threads", "2", "--quiet"}) == 0);
+  const std::vector<double> a = logged_losses(whole), b = logged_losses(split);
+  REQUIRE(a.size() == 6);
+  CHECK(a == b);
+}
+
 TEST_CASE("bad usage is a UsageError naming the problem") {
   CHECK_THROWS_WITH_AS(cmd_train({"--model", "no-such-model"}),
                        doctest::Contains("unknown model 'no-such-model'"), UsageError);
