@@ -241,6 +241,19 @@ void Tape::reset() {
   for (size_t i = 0; i < values_.size(); ++i) grad_live_[i] = 0;
 }
 
+namespace {
+// The vector stored under `key` in `store`, added on first use (a deque keeps references valid).
+template <class T>
+std::vector<T>& keyed(std::deque<std::pair<const void*, std::vector<T>>>& store, const void* key) {
+  for (auto& [k, v] : store)
+    if (k == key) return v;
+  return store.emplace_back(key, std::vector<T>()).second;
+}
+}  // namespace
+
+std::vector<int64_t>& Tape::index_scratch(const void* key) { return keyed(index_scratch_, key); }
+std::vector<Var>& Tape::var_scratch(const void* key) { return keyed(var_scratch_, key); }
+
 Rng Tape::noise_stream() {
   const uint64_t key = mix64(step_ * 0x9e3779b97f4a7c15ULL + noise_counter_++);
   return Rng(seed_, key);

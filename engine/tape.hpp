@@ -11,6 +11,7 @@
 #include <deque>
 #include <iosfwd>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "engine/op_def.hpp"
@@ -139,6 +140,13 @@ class Tape {
   // Prints one line per node: index, op, shape, inputs, value norm and gradient norm.
   void print(std::ostream& out) const;
 
+  // ---- scratch for code that builds graphs (lists of rows, per-step outputs): vectors that keep
+  // their capacity from step to step, so a steady-state step allocates nothing, and belong to one
+  // tape, so tapes built concurrently (batch shards) never share them. `key` is any address unique
+  // to the user (a static of its own); the same key always gets the same vector, not cleared.
+  std::vector<int64_t>& index_scratch(const void* key);
+  std::vector<Var>& var_scratch(const void* key);
+
  private:
   Var add_leaf(const Tensor& value, bool requires_grad, Parameter* param);
   void ensure_slot(NodeId id);  // grows the slot arrays to hold node id (first steps only)
@@ -161,6 +169,8 @@ class Tape {
   bool params_flushed_ = false;
   bool grad_enabled_ = true;
   bool detect_anomaly_ = false;
+  std::deque<std::pair<const void*, std::vector<int64_t>>> index_scratch_;
+  std::deque<std::pair<const void*, std::vector<Var>>> var_scratch_;
   OpProfile* profile_ = nullptr;
   const OpDef* profiled_op_ = nullptr;  // the last recorded op, still computing its value
   OpProfile::Clock::time_point profiled_since_;

@@ -32,13 +32,6 @@ nlohmann::json dmnc_defaults(Fusion f) {
   return d;
 }
 
-bool sequence_output(const nlohmann::json& cfg, const std::string& model) {
-  const std::string out = cfg.at("output").get<std::string>();
-  MG_CHECK(out == "sequence" || out == "set", model,
-           ": config key 'output' must be \"sequence\" or ", "\"set\", got \"", out, "\"");
-  return out == "sequence";
-}
-
 dnc::MemoryConfig read_memory_config(const nlohmann::json& cfg, const std::string& model) {
   dnc::MemoryConfig m;
   m.slots = layers::config_int(cfg, model, "memory_slots");
@@ -88,10 +81,8 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
   persistent_ = config_.at("persistent_memory").get<bool>();
   pack_rows_ = config_.at("pack_rows").get<bool>();
   clip_ = clip_value(config_, model);
-  const bool sequence = sequence_output(config_, model);
   const int64_t vocab[2] = {layers::config_int(config_, model, "input_vocab"),
                             second_vocab(config_, model)};
-  const int64_t V = layers::config_int(config_, model, "output_vocab");
   const int64_t E = embedding_, H = hidden_, W = mem_.word, R = mem_.read_heads;
 
   Rng rng(seed);
@@ -114,15 +105,10 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
     read_[1] = read_[0];
   }
   dec_read_ = layers::Linear(params_, "dec.read", H, read_size, rng);
-  layers::DecoderSpec spec;
-  spec.output_vocab = V;
-  spec.embedding = E;
+  layers::DecoderSpec spec = layers::decoder_spec(config_, model);
   spec.hidden = 2 * H;
   spec.context = 2 * R * W;
-  spec.sequence = sequence;
   spec.clip = clip_;
-  spec.feedback = config_.at("decoder_feedback").get<bool>();
-  spec.pack_rows = config_.at("pack_rows").get<bool>();
   decoder_ = layers::Decoder(params_, "dec", spec, rng);
 }
 
@@ -364,10 +350,8 @@ ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t
   hidden_ = layers::config_int(config_, model, "hidden");
   clip_ = clip_value(config_, model);
   pack_rows_ = config_.at("pack_rows").get<bool>();
-  const bool sequence = sequence_output(config_, model);
   const int64_t vocab[2] = {layers::config_int(config_, model, "input_vocab"),
                             second_vocab(config_, model)};
-  const int64_t V = layers::config_int(config_, model, "output_vocab");
   const int64_t E = embedding_, H = hidden_, RW = mem_.read_heads * mem_.word;
   Rng rng(seed);
   embed_[0] = layers::Embedding(params_, "enc1.embedding", vocab[0], E, rng);
@@ -375,15 +359,10 @@ ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t
   cell_.emplace_back(params_, "enc.lstm", E + RW, H, rng);
   interface_ = layers::Linear(params_, "enc.interface", H, dnc::interface_size(mem_), rng);
   dec_read_ = layers::Linear(params_, "dec.read", H, layers::read_interface_size(mem_), rng);
-  layers::DecoderSpec spec;
-  spec.output_vocab = V;
-  spec.embedding = E;
+  layers::DecoderSpec spec = layers::decoder_spec(config_, model);
   spec.hidden = H;
   spec.context = RW;
-  spec.sequence = sequence;
   spec.clip = clip_;
-  spec.feedback = config_.at("decoder_feedback").get<bool>();
-  spec.pack_rows = config_.at("pack_rows").get<bool>();
   decoder_ = layers::Decoder(params_, "dec", spec, rng);
 }
 

@@ -365,6 +365,19 @@ Var Attention::attend(Tape& tape, const Memory& mem, Var query, Var* weights) co
 
 // ------------------------------------------------------------------------------------- decoder
 
+DecoderSpec decoder_spec(const nlohmann::json& cfg, const std::string& model) {
+  const std::string out = cfg.at("output").get<std::string>();
+  MG_CHECK(out == "sequence" || out == "set", model,
+           ": config key 'output' must be \"sequence\" or \"set\", got \"", out, "\"");
+  DecoderSpec spec;
+  spec.output_vocab = config_int(cfg, model, "output_vocab");
+  spec.embedding = config_int(cfg, model, "embedding");
+  spec.sequence = out == "sequence";
+  spec.feedback = cfg.at("decoder_feedback").get<bool>();
+  spec.pack_rows = cfg.at("pack_rows").get<bool>();
+  return spec;
+}
+
 Decoder::Decoder(ParameterSet& params, const std::string& prefix, const DecoderSpec& spec, Rng& rng)
     : spec_(spec) {
   if (spec.sequence) {
@@ -410,12 +423,14 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   Var yv = tape.input(y), ymv = tape.input(y_mask);
   const bool pack = spec_.pack_rows && !opts.trace;
 
-  // Scratch whose capacity is reused from step to step (no allocation in steady state); one per
-  // thread, so that batch shards (Trainer, "shards") can decode concurrently. lengths: each
-  // sample's output length (L without packing); live: the samples still decoding (batch rows,
-  // increasing), whose rows every step computes; positions: b*L + t of each computed row.
-  thread_local std::vector<int64_t> lengths, live, keep, positions;
-  thread_local std::vector<Var> hs, cs;
+  // The tape's scratch (no allocation in steady state, none shared between concurrent tapes).
+  // lengths: each sample's output length (L without packing); live: the samples still decoding
+  // (batch rows, increasing), whose rows every step computes; positions: b*L + t of each computed
+  // row; hs, cs: each step's hidden state and context.
+  static const char kLengths = 0, kLive = 0, kKeep = 0, kPositions = 0, kHs = 0, kCs = 0;
+  std::vector<int64_t>&lengths = tape.index_scratch(&kLengths), &live = tape.index_scratch(&kLive),
+  &keep = tape.index_scratch(&kKeep), &positions = tape.index_scratch(&kPositions);
+  std::vector<Var>&hs = tape.var_scratch(&kHs), &cs = tape.var_scratch(&kCs);
   lengths.assign(size_t(B), L);
   if (pack)
     for (int64_t b = 0; b < B; ++b) {

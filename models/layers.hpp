@@ -261,6 +261,11 @@ struct DecoderSpec {
   bool pack_rows = true;
 };
 
+// The decoder settings every sequence model's config holds: output_vocab, embedding, "output"
+// ("sequence" or "set", anything else an Error naming the model), decoder_feedback, pack_rows.
+// The caller sets hidden, context, clip and context_in_output.
+DecoderSpec decoder_spec(const nlohmann::json& cfg, const std::string& model);
+
 class Decoder {
  public:
   Decoder() = default;

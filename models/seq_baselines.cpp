@@ -86,21 +86,12 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
   config_ = layers::merge_config(model, defaults(kind), config);
   const int64_t E = layers::config_int(config_, model, "embedding");
   const int64_t H = hidden_ = layers::config_int(config_, model, "hidden");
-  const int64_t V = layers::config_int(config_, model, "output_vocab");
   const int64_t v1 = layers::config_int(config_, model, "input_vocab");
   const int64_t v2 = layers::config_int(config_, model, "input_vocab2", 0);
-  const std::string out = config_.at("output").get<std::string>();
-  MG_CHECK(out == "sequence" || out == "set", model,
-           ": config key 'output' must be \"sequence\" or \"set\", got \"", out, "\"");
+  layers::DecoderSpec spec = layers::decoder_spec(config_, model);
   Rng rng(seed);
   embed_[0] = layers::Embedding(params_, "enc1.embedding", v1, E, rng);
   embed_[1] = layers::Embedding(params_, "enc2.embedding", v2 == 0 ? v1 : v2, E, rng);
-  layers::DecoderSpec spec;
-  spec.output_vocab = V;
-  spec.embedding = E;
-  spec.sequence = out == "sequence";
-  spec.feedback = config_.at("decoder_feedback").get<bool>();
-  spec.pack_rows = config_.at("pack_rows").get<bool>();
   if (kind == SeqBaseline::view_concat_lstm) {
     cell_.emplace_back(params_, "enc.lstm", E, H, rng);
     spec.hidden = H;
@@ -146,15 +137,17 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   }
 
   const bool attend = kind_ == SeqBaseline::wlas;
-  // Per-thread scratch, reused from step to step (no allocation; shards may run concurrently).
-  thread_local std::array<std::vector<Var>, 2> outputs;
+  // The encoders' outputs, in the tape's scratch (reused from step to step, never shared).
+  static const char kOutputs[2] = {0, 0};
+  std::array<std::vector<Var>*, 2> outputs = {&tape.var_scratch(&kOutputs[0]),
+                                              &tape.var_scratch(&kOutputs[1])};
   LstmState final_state[2];
   for (int i = 0; i < 2; ++i) {
-    outputs[size_t(i)].clear();
+    outputs[size_t(i)]->clear();
     const LstmCell& cell = cell_[size_t(i)];
     final_state[i] =
         layers::run_lstm(tape, cell, emb[i], views.mask[i], cell.zero_state(tape, B, dtype), 0.0,
-                         pack, attend ? &outputs[size_t(i)] : nullptr);
+                         pack, attend ? outputs[size_t(i)] : nullptr);
   }
   const LstmState h0 = layers::concat_states(final_state[0], final_state[1]);
   if (!attend) return decoder_.run(tape, batch, opts, name(), h0, Var{}, nullptr);
@@ -162,7 +155,7 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   std::array<layers::Attention::Memory, 2> mem;
   for (int i = 0; i < 2; ++i)
     mem[size_t(i)] =
-        attention_[size_t(i)].prepare(tape, stack(outputs[size_t(i)], 1), views.mask[i]);
+        attention_[size_t(i)].prepare(tape, stack(*outputs[size_t(i)], 1), views.mask[i]);
   AttentionReader reader(attention_, mem, 2 * hidden_, query_cell_halves_, opts.trace);
   Var context0 = reader.read(tape, h0);
   return decoder_.run(tape, batch, opts, name(), h0, context0, &reader);
