@@ -41,10 +41,12 @@ void check_pair(const char* op, Var a, Var b) {
            dtype_name(b.dtype()), ")");
 }
 
-// ---------------------------------------------------------------- matmul
+// ---------------------------------------------------------------- matmul, addmm
 // a [rows, k] (leading dims folded), b [k, m], out [rows, m].
-void matmul_backward(Tape& tape, NodeId id) {
-  const NodeId ia = tape.input_id(id, 0), ib = tape.input_id(id, 1);
+
+// The product's part of a backward: da = g b^T and db = a^T g (over all rows at once), for the
+// product's inputs ia and ib of node id, whose gradient is g. Shared by matmul and addmm.
+void product_backward(Tape& tape, NodeId id, NodeId ia, NodeId ib) {
   const Tensor &a = tape.value(ia), &b = tape.value(ib);
   const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
   MG_DISPATCH(a.dtype(), T, {
@@ -61,16 +63,19 @@ void matmul_backward(Tape& tape, NodeId id) {
   });
 }
 
-// ---------------------------------------------------------------- addmm
+void matmul_backward(Tape& tape, NodeId id) {
+  product_backward(tape, id, tape.input_id(id, 0), tape.input_id(id, 1));
+}
+
 // c + a b: inputs {c, a, b}; c is [rows, m] (the output's shape) or [m] (a bias).
 void addmm_backward(Tape& tape, NodeId id) {
-  const NodeId ic = tape.input_id(id, 0), ia = tape.input_id(id, 1), ib = tape.input_id(id, 2);
-  const Tensor &a = tape.value(ia), &b = tape.value(ib);
-  const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
-  MG_DISPATCH(a.dtype(), T, {
-    const T* g = tape.grad(id).data<T>();
-    bool overwrite = false;
-    if (tape.requires_grad(ic)) {
+  const NodeId ic = tape.input_id(id, 0);
+  if (tape.requires_grad(ic)) {
+    const Tensor& out = tape.value(id);
+    const int64_t m = out.dim(-1), rows = out.numel() / m;
+    MG_DISPATCH(out.dtype(), T, {
+      const T* g = tape.grad(id).data<T>();
+      bool overwrite = false;
       T* gc = tape.grad_for_write(ic, overwrite).data<T>();
       if (tape.value(ic).numel() == m) {  // a bias: the column sums of g
         if (overwrite) std::fill_n(gc, m, T(0));
@@ -81,16 +86,9 @@ void addmm_backward(Tape& tape, NodeId id) {
       } else {
         for (int64_t i = 0; i < rows * m; ++i) gc[i] += g[i];
       }
-    }
-    if (tape.requires_grad(ia)) {  // da = g b^T
-      T* ga = tape.grad_for_write(ia, overwrite).data<T>();
-      gemm<T>(false, true, rows, k, m, T(1), g, m, b.data<T>(), m, beta<T>(overwrite), ga, k);
-    }
-    if (tape.requires_grad(ib)) {  // db = a^T g
-      T* gb = tape.grad_for_write(ib, overwrite).data<T>();
-      gemm<T>(true, false, k, m, rows, T(1), a.data<T>(), k, g, m, beta<T>(overwrite), gb, m);
-    }
-  });
+    });
+  }
+  product_backward(tape, id, tape.input_id(id, 1), tape.input_id(id, 2));
 }
 
 // ---------------------------------------------------------------- bmm
@@ -153,18 +151,24 @@ void outer_backward(Tape& tape, NodeId id) {
   });
 }
 
+// Checks a [..., k] (rank 2 to 4) against b [k, m] for `op` and returns the product's shape.
+Shape product_shape(const char* op, Var a, Var b) {
+  check_pair(op, a, b);
+  MG_CHECK(a.shape().rank >= 2 && a.shape().rank <= 4, op, ": a must have rank 2 to 4, got ",
+           a.shape(), " x ", b.shape());
+  MG_CHECK(b.shape().rank == 2, op, ": b must be a matrix [k, m], got ", a.shape(), " x ",
+           b.shape());
+  MG_CHECK(a.dim(-1) == b.dim(0), op, ": inner dims differ: ", a.shape(), " x ", b.shape());
+  Shape out = a.shape();
+  out[-1] = b.dim(1);
+  return out;
+}
+
 }  // namespace
 
 Var matmul(Var a, Var b) {
-  check_pair("matmul", a, b);
-  MG_CHECK(a.shape().rank >= 2 && a.shape().rank <= 4, "matmul: a must have rank 2 to 4, got ",
-           a.shape(), " x ", b.shape());
-  MG_CHECK(b.shape().rank == 2, "matmul: b must be a matrix [k, m], got ", a.shape(), " x ",
-           b.shape());
-  MG_CHECK(a.dim(-1) == b.dim(0), "matmul: inner dims differ: ", a.shape(), " x ", b.shape());
+  const Shape out_shape = product_shape("matmul", a, b);
   const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
-  Shape out_shape = a.shape();
-  out_shape[-1] = m;
   Var out = a.tape->record(kOp_matmul, out_shape, a.dtype(), {a, b}, matmul_backward);
   MG_DISPATCH(a.dtype(), T, {
     gemm<T>(false, false, rows, m, k, T(1), a.value().data<T>(), k, b.value().data<T>(), m, T(0),
@@ -174,16 +178,9 @@ Var matmul(Var a, Var b) {
 }
 
 Var addmm(Var c, Var a, Var b) {
-  check_pair("addmm", a, b);
+  const Shape out_shape = product_shape("addmm", a, b);
   check_pair("addmm", c, a);
-  MG_CHECK(a.shape().rank >= 2 && a.shape().rank <= 4, "addmm: a must have rank 2 to 4, got ",
-           a.shape(), " x ", b.shape());
-  MG_CHECK(b.shape().rank == 2, "addmm: b must be a matrix [k, m], got ", a.shape(), " x ",
-           b.shape());
-  MG_CHECK(a.dim(-1) == b.dim(0), "addmm: inner dims differ: ", a.shape(), " x ", b.shape());
   const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
-  Shape out_shape = a.shape();
-  out_shape[-1] = m;
   const bool bias = c.shape() == Shape{m};
   MG_CHECK(bias || c.shape() == out_shape, "addmm: c of shape ", c.shape(), " must be ", out_shape,
            " or [", m, "] for a product ", a.shape(), " x ", b.shape());
