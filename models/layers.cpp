@@ -152,12 +152,12 @@ Var StepMask::rows() const {
   if (!rows_.defined()) {
     const Tensor& m = mask_.value();
     const int64_t B = m.dim(0), T = m.dim(1);
-    Tape& tape = *mask_.tape;
-    rows_ = tape.constant(Shape{on_}, m.dtype(), 0.0);
-    Tensor& r = tape.value(rows_.id);
-    int64_t n = 0;
+    static const char kRows = 0;
+    std::vector<int64_t>& rows = mask_.tape->index_scratch(&kRows);
+    rows.clear();
     for (int64_t b = 0; b < B; ++b)
-      if (m.at(b * T + t_) != 0) r.set(n++, double(b));
+      if (m.at(b * T + t_) != 0) rows.push_back(b);
+    rows_ = index_leaf(*mask_.tape, rows, m.dtype());
   }
   return rows_;
 }
@@ -323,10 +323,12 @@ void MemoryReader::take_rows(Tape& tape, Var rows) {
   // Row b*K + k holds memory k of sample b: sample rows[j] keeps K consecutive rows.
   const Tensor& r = rows.value();
   const int64_t n = r.numel();
-  Var kept = tape.constant(Shape{n * k_}, r.dtype(), 0.0);
-  Tensor& kv = tape.value(kept.id);
+  static const char kKept = 0;
+  std::vector<int64_t>& kept_rows = tape.index_scratch(&kKept);
+  kept_rows.clear();
   for (int64_t j = 0; j < n; ++j)
-    for (int64_t k = 0; k < k_; ++k) kv.set(j * k_ + k, r.at(j) * double(k_) + double(k));
+    for (int64_t k = 0; k < k_; ++k) kept_rows.push_back(int64_t(r.at(j)) * k_ + k);
+  Var kept = index_leaf(tape, kept_rows, r.dtype());
   memory_ = gather_rows(memory_, kept);
   link_ = gather_rows(link_, kept);
   read_weights_ = gather_rows(read_weights_, kept);
@@ -426,10 +428,13 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   // The tape's scratch (no allocation in steady state, none shared between concurrent tapes).
   // lengths: each sample's output length (L without packing); live: the samples still decoding
   // (batch rows, increasing), whose rows every step computes; positions: b*L + t of each computed
-  // row; hs, cs: each step's hidden state and context.
-  static const char kLengths = 0, kLive = 0, kKeep = 0, kPositions = 0, kHs = 0, kCs = 0;
+  // row; step_ids: the live samples' input ids of a greedy step; hs, cs: each step's hidden state
+  // and context.
+  static const char kLengths = 0, kLive = 0, kKeep = 0, kPositions = 0, kStepIds = 0, kHs = 0,
+                    kCs = 0;
   std::vector<int64_t>&lengths = tape.index_scratch(&kLengths), &live = tape.index_scratch(&kLive),
-  &keep = tape.index_scratch(&kKeep), &positions = tape.index_scratch(&kPositions);
+  &keep = tape.index_scratch(&kKeep), &positions = tape.index_scratch(&kPositions),
+  &step_ids = tape.index_scratch(&kStepIds);
   std::vector<Var>&hs = tape.var_scratch(&kHs), &cs = tape.var_scratch(&kCs);
   lengths.assign(size_t(B), L);
   if (pack)
@@ -519,10 +524,9 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
     for (int64_t t = 0; t < L; ++t) {
       if (pack) drop_ended(t);
       if (live.empty()) break;
-      Var step_ids = tape.constant(Shape{int64_t(live.size())}, dtype, 0.0);
-      for (size_t j = 0; j < live.size(); ++j)
-        tape.value(step_ids.id).set(int64_t(j), ids.at(live[j] * L + t));
-      step(embedding_(tape, step_ids));
+      step_ids.clear();
+      for (int64_t b : live) step_ids.push_back(int64_t(ids.at(b * L + t)));
+      step(embedding_(tape, index_leaf(tape, step_ids, dtype)));
       Var lt = out_(tape, features(state.h, context));  // [n, V]
       hs.push_back(lt);
       for (int64_t b : live) positions.push_back(b * L + t);

@@ -129,8 +129,8 @@ class StepMask {
   mutable Var rows_;
 };
 
-// The B row indices `rows` (whole numbers) as a data leaf [n] on the tape, in `dtype`, in the
-// tape's reused slot (no allocation in steady state).
+// The whole numbers `rows` (row indices, token ids) as a data leaf [n] on the tape, in `dtype`,
+// in the tape's reused slot (no allocation in steady state).
 Var index_leaf(Tape& tape, std::span<const int64_t> rows, DType dtype);
 
 // --------------------------------------------------------------------------------------- LSTMs
