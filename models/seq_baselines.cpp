@@ -89,6 +89,7 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
   const int64_t v1 = layers::config_int(config_, model, "input_vocab");
   const int64_t v2 = layers::config_int(config_, model, "input_vocab2", 0);
   layers::DecoderSpec spec = layers::decoder_spec(config_, model);
+  pack_rows_ = spec.pack_rows;  // the encoders pack as the decoder does
   Rng rng(seed);
   embed_[0] = layers::Embedding(params_, "enc1.embedding", v1, E, rng);
   embed_[1] = layers::Embedding(params_, "enc2.embedding", v2 == 0 ? v1 : v2, E, rng);
@@ -124,7 +125,7 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   const layers::Views views = layers::read_views(tape, batch, name());
   const int64_t B = views.batch;
   const DType dtype = views.x[0].dtype();
-  const bool pack = config_.at("pack_rows").get<bool>() && !opts.trace;
+  const bool pack = pack_rows_ && !opts.trace;
   Var emb[2];
   for (int i = 0; i < 2; ++i) emb[i] = embed_[size_t(i)](tape, views.x[i]);  // [B, L_i, E]
 

@@ -52,6 +52,7 @@ class SeqBaselineModel : public Model {
   SeqBaseline kind_;
   nlohmann::json config_;
   int64_t hidden_ = 0;
+  bool pack_rows_ = true;           // config "pack_rows"
   bool query_cell_halves_ = false;  // wlas: config "attention_query"
   std::array<layers::Embedding, 2> embed_;
   std::vector<LstmCell> cell_;  // lstm: one encoder; dual-lstm, wlas: two
