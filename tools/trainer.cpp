@@ -151,13 +151,13 @@ Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) 
            shards_);
   MG_CHECK(shards_ == 1 || model_->supports_shards(), "model ", config_.model,
            " cannot be trained in shards (its forward keeps state between calls); use --shards 1");
-  for (int64_t s = 0; s < shards_; ++s) {
+  for (int64_t s = 0; shards_ > 1 && s < shards_; ++s) {  // one shard: tape_ and batch_data_
     // Each shard draws its own noise (a stream of its own seed), the same for any thread count.
     if (s > 0) shard_tapes_.emplace_back(config.seed + uint64_t(s) * 0x9E3779B97F4A7C15ull);
     shard_batches_.emplace_back();
     shard_upstream_.push_back(Tensor::scalar(1.0, config_.dtype));
+    shard_out_.emplace_back();
   }
-  shard_out_.resize(size_t(shards_));
   steps_per_epoch_ = std::max<int64_t>(1, task_->steps_per_epoch(batch_));
   const int64_t epochs = config_.train.at("epochs").get<int64_t>();
   const int64_t iterations = config_.train.at("iterations").get<int64_t>();
