@@ -380,7 +380,8 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
     for (int64_t t = 0; t < views.length[i]; ++t) {
       const StepMask mask(views.mask[i], t);
       if (!mask.any()) continue;
-      if (opts.trace) prefix = "enc/v" + std::to_string(i + 1) + "t" + std::to_string(t) + "/";
+      // One sequence: view 2's steps are numbered after view 1's.
+      if (opts.trace) prefix = "enc/t" + std::to_string(t + (i == 1 ? views.length[0] : 0)) + "/";
       // Packed: only the samples with an event step (layers::StepMask); else all, then blended.
       const bool pack = pack_rows_ && !opts.trace;
       Var x = reshape(slice(emb, 1, t, 1), Shape{B, E});

@@ -469,6 +469,50 @@ class BabiTask : public Task {
     return out.str();
   }
 
+  int64_t test_examples() const override { return int64_t(data_.test.size()); }
+  void test_example(int64_t index, DType dtype, Batch& batch) override {
+    MG_CHECK(index >= 0 && index < test_examples(), "babi: test question ", index,
+             " out of range (", test_examples(), " test questions)");
+    range(index, 1);
+    babi::fill_batch(data_, data_.test, indices_, nullptr, 0, dtype, batch);
+  }
+  // The story's memories (oldest first, with their temporal index), the question, the answer
+  // and the model's answer, as words.
+  Lines describe_example(const Batch& batch, const Tensor& predictions) const override {
+    MG_CHECK(batch.size == 1 && predictions.rank() == 2 && predictions.dim(0) == 1,
+             "babi: predictions of shape ", predictions.shape(), " for a batch of ", batch.size);
+    auto words = [&](const Tensor& ids, int64_t begin, int64_t count) {
+      std::string out;
+      for (int64_t j = begin; j < begin + count; ++j) {
+        const int id = int(ids.at(j));
+        if (id <= 0) continue;
+        if (!out.empty()) out += ' ';
+        out += data_.vocab.word(id);
+      }
+      return out;
+    };
+    const Tensor& story = batch.get("story");
+    const Tensor& time = batch.get("time");
+    const Tensor& mask = batch.get("memory_mask");
+    const int64_t M = story.dim(1), J = story.dim(2);
+    Lines lines;
+    for (int64_t m = 0; m < M; ++m)
+      if (mask.at(m) != 0)
+        lines.emplace_back(
+            "memory " + std::to_string(m) + " (time " + std::to_string(int(time.at(m))) + ")",
+            words(story, m * J, J));
+    const Tensor& query = batch.get("query");
+    lines.emplace_back("question", words(query, 0, query.dim(1)));
+    const int answer = int(batch.get("answer").at(0));
+    const int predicted = metrics::argmax(predictions.to_vector());
+    lines.emplace_back("answer", data_.vocab.word(answer));
+    lines.emplace_back("predicted", predicted >= 0 && predicted < data_.vocab.size()
+                                        ? data_.vocab.word(predicted)
+                                        : "class " + std::to_string(predicted));
+    lines.emplace_back("correct", predicted == answer ? "yes" : "no");
+    return lines;
+  }
+
   const babi::Data& data() const { return data_; }
 
  private:

@@ -5,6 +5,46 @@
 
 namespace memgrad::sum2seq {
 
+namespace {
+
+// The batch's fields, zero-filled, for `size` samples of at most `longest` numbers.
+struct Fields {
+  Tensor &x1, &x2, &m1, &m2, &y, &ym;
+};
+Fields make_fields(int64_t size, int64_t longest, bool end_marker, DType dtype, Batch& batch) {
+  const Shape shape{size, longest}, view_shape{size, longest + (end_marker ? 1 : 0)};
+  return {batch.field("x1", view_shape, dtype),
+          batch.field("x2", view_shape, dtype),
+          batch.field("x1_mask", view_shape, dtype),
+          batch.field("x2_mask", view_shape, dtype),
+          batch.field("y", shape, dtype),
+          batch.field("y_mask", shape, dtype)};
+}
+
+// Writes sample s (views a, b of the same length L) and its target.
+void write_sample(const Fields& f, int64_t s, std::span<const int> a, std::span<const int> b,
+                  bool end_marker) {
+  const int64_t len = int64_t(a.size()), view_width = f.x1.dim(1), longest = f.y.dim(1);
+  for (int64_t i = 0; i < len; ++i) {
+    const int64_t at = s * view_width + i;
+    f.x1.set(at, a[size_t(i)]);
+    f.x2.set(at, b[size_t(i)]);
+    f.m1.set(at, 1);
+    f.m2.set(at, 1);
+    f.y.set(s * longest + i, a[size_t(i)] + b[size_t(len - 1 - i)]);
+    f.ym.set(s * longest + i, 1);
+  }
+  if (end_marker) {
+    const int64_t at = s * view_width + len;
+    f.x1.set(at, kEndToken);
+    f.x2.set(at, kEndToken);
+    f.m1.set(at, 1);
+    f.m2.set(at, 1);
+  }
+}
+
+}  // namespace
+
 void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch,
                 bool one_length) {
   const int lmax = f.lmax;
@@ -19,38 +59,30 @@ void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& bat
     l = one_length ? shared : 1 + int(rng.below(uint64_t(lmax)));
     longest = std::max(longest, l);
   }
-  const int64_t view_width = longest + (f.end_marker ? 1 : 0);
-  const Shape shape{size, longest}, view_shape{size, view_width};
-  Tensor& x1 = batch.field("x1", view_shape, dtype);
-  Tensor& x2 = batch.field("x2", view_shape, dtype);
-  Tensor& m1 = batch.field("x1_mask", view_shape, dtype);
-  Tensor& m2 = batch.field("x2_mask", view_shape, dtype);
-  Tensor& y = batch.field("y", shape, dtype);
-  Tensor& ym = batch.field("y_mask", shape, dtype);
+  const Fields fields = make_fields(size, longest, f.end_marker, dtype, batch);
   a.resize(static_cast<size_t>(longest));
   b.resize(static_cast<size_t>(longest));
   for (int64_t s = 0; s < size; ++s) {
     const int len = lengths[size_t(s)];
     for (int i = 0; i < len; ++i) a[size_t(i)] = 1 + int(rng.below(kMaxToken));
     for (int i = 0; i < len; ++i) b[size_t(i)] = 1 + int(rng.below(kMaxToken));
-    for (int i = 0; i < len; ++i) {
-      const int64_t at = s * view_width + i;
-      x1.set(at, a[size_t(i)]);
-      x2.set(at, b[size_t(i)]);
-      m1.set(at, 1);
-      m2.set(at, 1);
-      y.set(s * longest + i, a[size_t(i)] + b[size_t(len - 1 - i)]);
-      ym.set(s * longest + i, 1);
-    }
-    if (f.end_marker) {
-      const int64_t at = s * view_width + len;
-      x1.set(at, kEndToken);
-      x2.set(at, kEndToken);
-      m1.set(at, 1);
-      m2.set(at, 1);
-    }
+    write_sample(fields, s, std::span<const int>(a.data(), size_t(len)),
+                 std::span<const int>(b.data(), size_t(len)), f.end_marker);
   }
   batch.size = size;
+}
+
+void sample_batch(std::span<const int> x1, std::span<const int> x2, const Format& f, DType dtype,
+                  Batch& batch) {
+  MG_CHECK(!x1.empty() && x1.size() == x2.size(), "sum2seq: the two views must have the same ",
+           "length L >= 1, got ", x1.size(), " and ", x2.size(), " numbers");
+  for (auto view : {x1, x2})
+    for (int v : view)
+      MG_CHECK(v >= 1 && v <= kMaxToken, "sum2seq: view numbers must be in [1, ", kMaxToken,
+               "], got ", v);
+  write_sample(make_fields(1, int64_t(x1.size()), f.end_marker, dtype, batch), 0, x1, x2,
+               f.end_marker);
+  batch.size = 1;
 }
 
 void train_batch(uint64_t seed, int64_t step, int64_t size, const Format& f, DType dtype,

@@ -18,6 +18,7 @@
 // (kOutputVocab = 101; classes 0 and 1 never occur as targets).
 #pragma once
 #include <cstdint>
+#include <span>
 
 #include "engine/batch.hpp"
 #include "engine/rng.hpp"
@@ -41,6 +42,11 @@ struct Format {
 // length for all of them with `one_length`).
 void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch,
                 bool one_length = false);
+
+// A batch of one sample from its two views, laid out as make_batch lays it out. The views must
+// have the same length L >= 1 and numbers in [1, 50]; an Error says what is wrong otherwise.
+void sample_batch(std::span<const int> x1, std::span<const int> x2, const Format& f, DType dtype,
+                  Batch& batch);
 
 // The training batch of a given step: a pure function of (seed, step), so a resumed run sees the
 // same data as an uninterrupted one.

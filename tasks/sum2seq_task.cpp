@@ -2,6 +2,7 @@
 // several Lmax, token accuracy through the metrics library.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "tasks/metrics.hpp"
@@ -104,6 +105,90 @@ class Sum2SeqTask : public Task {
       out << line;
     }
     return out.str();
+  }
+
+  // Samples are numbered through the test sets in test_lmax order: index i is sample
+  // i % test_samples of the set at test_lmax[i / test_samples].
+  int64_t test_examples() const override { return test_samples_ * int64_t(test_lmax_.size()); }
+  void test_example(int64_t index, DType dtype, Batch& batch) override {
+    MG_CHECK(index >= 0 && index < test_examples(), "sum2seq: test sample ", index,
+             " out of range (", test_examples(), " samples: ", test_samples_, " per Lmax of ",
+             test_lmax_.size(), ")");
+    sum2seq::Format f = format_;
+    f.lmax = test_lmax_[size_t(index / test_samples_)];
+    Batch all;
+    sum2seq::test_batch(test_seed_, f, test_samples_, dtype, all);
+    slice_batch(all, index % test_samples_, 1, batch);
+  }
+  std::string text_example_help() const override {
+    return "sum2seq: the two views, numbers in [1, 50] separated by spaces or commas, the views "
+           "by '/', e.g. \"3 1 4 / 1 5 9\" (the same length L in both)";
+  }
+  void text_example(const std::string& text, DType dtype, Batch& batch) override {
+    std::vector<int> views[2];
+    int view = 0;
+    std::string token;
+    auto flush = [&] {
+      if (token.empty()) return;
+      char* end = nullptr;
+      const long v = std::strtol(token.c_str(), &end, 10);
+      MG_CHECK(*end == 0 && v >= 1 && v <= sum2seq::kMaxToken, "sum2seq sample \"", text, "\": '",
+               token, "' is not a number in [1, ", sum2seq::kMaxToken, "]");
+      views[view].push_back(int(v));
+      token.clear();
+    };
+    for (char ch : text) {
+      if (ch == '/') {
+        flush();
+        MG_CHECK(view == 0, "sum2seq sample \"", text, "\": more than two views (one '/')");
+        view = 1;
+      } else if (ch == ' ' || ch == ',' || ch == '\t') {
+        flush();
+      } else {
+        token += ch;
+      }
+    }
+    flush();
+    MG_CHECK(view == 1, "sum2seq sample \"", text, "\": needs two views separated by '/'");
+    sum2seq::sample_batch(views[0], views[1], format_, dtype, batch);
+  }
+  Lines describe_example(const Batch& batch, const Tensor& predictions) const override {
+    const Tensor& y = batch.get("y");
+    const Tensor& ym = batch.get("y_mask");
+    const int64_t len = y.dim(1);
+    MG_CHECK(batch.size == 1 && predictions.rank() == 3 && predictions.dim(1) == len,
+             "sum2seq: predictions of shape ", predictions.shape(), " for a batch of ", batch.size,
+             " with targets ", y.shape());
+    auto append = [](std::string& out, int v) {  // space-separated numbers
+      if (!out.empty()) out += ' ';
+      out += std::to_string(v);
+    };
+    auto view = [&](const char* name) {
+      const Tensor& x = batch.get(name);
+      const Tensor& m = batch.get(std::string(name) + "_mask");
+      std::string out;
+      for (int64_t i = 0; i < x.dim(1); ++i)
+        if (m.at(i) != 0 && x.at(i) != sum2seq::kEndToken) append(out, int(x.at(i)));
+      return out;
+    };
+    std::string target, predicted;
+    int64_t correct = 0, total = 0;
+    const std::vector<double> s = predictions.to_vector();
+    const int64_t classes = predictions.dim(2);
+    for (int64_t t = 0; t < len; ++t) {
+      if (ym.at(t) == 0) continue;
+      const std::vector<double> row(s.begin() + t * classes, s.begin() + (t + 1) * classes);
+      const int p = metrics::argmax(row), want = int(y.at(t));
+      append(target, want);
+      append(predicted, p);
+      correct += p == want ? 1 : 0;
+      ++total;
+    }
+    return {{"x1", view("x1")},
+            {"x2", view("x2")},
+            {"target", target + "   (y_i = x1_i + x2_{L+1-i})"},
+            {"predicted", predicted},
+            {"correct", std::to_string(correct) + " of " + std::to_string(total)}};
   }
 
  private:

@@ -13,6 +13,23 @@ std::vector<TaskInfo>& registry() {
 void register_task(TaskInfo info) { registry().push_back(std::move(info)); }
 const std::vector<TaskInfo>& all_tasks() { return registry(); }
 
+void Task::test_example(int64_t index, DType dtype, Batch& batch) {
+  (void)index, (void)dtype, (void)batch;
+  fail("task ", name(), " has no single test samples to inspect");
+}
+
+void Task::text_example(const std::string& text, DType dtype, Batch& batch) {
+  (void)text, (void)dtype, (void)batch;
+  fail("task ", name(), " does not read samples written as text (use --sample N)");
+}
+
+Task::Lines Task::describe_example(const Batch& batch, const Tensor& predictions) const {
+  Lines lines;
+  for (const auto& [field, t] : batch.fields()) lines.emplace_back(field, t.shape().str());
+  lines.emplace_back("predictions", predictions.shape().str());
+  return lines;
+}
+
 std::unique_ptr<Task> create_task(const std::string& name, const nlohmann::json& settings) {
   std::string known;
   for (const TaskInfo& t : registry()) {

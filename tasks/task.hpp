@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/batch.hpp"
@@ -38,6 +39,19 @@ class Task {
   virtual nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) = 0;
   // A one-table summary of evaluate()'s result for a terminal.
   virtual std::string format_metrics(const nlohmann::json& metrics) const = 0;
+
+  // ---- single samples, for `memgrad inspect`. A task that has none says so in an Error.
+  // How many test samples test_example() can give.
+  virtual int64_t test_examples() const { return 0; }
+  // Test sample `index` (0 <= index < test_examples()) as a batch of one.
+  virtual void test_example(int64_t index, DType dtype, Batch& batch);
+  // A batch of one from a sample written in the task's own notation (text_example_help()).
+  virtual void text_example(const std::string& text, DType dtype, Batch& batch);
+  virtual std::string text_example_help() const { return {}; }
+  // A batch of one with the model's prediction scores for it, as named lines for a reader
+  // ("input", "target", "predicted", ...), in order.
+  using Lines = std::vector<std::pair<std::string, std::string>>;
+  virtual Lines describe_example(const Batch& batch, const Tensor& predictions) const;
 };
 
 // Creates a task from its settings (missing keys take defaults); data tasks read `data_dir`.

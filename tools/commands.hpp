@@ -13,5 +13,6 @@ int cmd_bench(const Words& words);
 int cmd_metrics(const Words& words);
 int cmd_train(const Words& words);
 int cmd_eval(const Words& words);
+int cmd_inspect(const Words& words);
 
 }  // namespace memgrad::cli

@@ -19,6 +19,8 @@ struct Command {
 const Command kCommands[] = {
     {"train", memgrad::cli::cmd_train, "train a model on a task into a run directory"},
     {"eval", memgrad::cli::cmd_eval, "re-evaluate a saved run"},
+    {"inspect", memgrad::cli::cmd_inspect,
+     "one sample through a model: gates, weightings, memory over time; the tape"},
     {"gradcheck", memgrad::cli::cmd_gradcheck,
      "finite-difference gradient checks of ops and models"},
     {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},

@@ -45,7 +45,6 @@ class Trainer {
   StepTiming train_step(int64_t step);
   // Mean model loss over the task's validation batches (NaN when the task has none).
   double validation_loss();
-  // Test metrics (greedy decoding, no dropout).
   // Test metrics. Sequence decoders decode greedily (fed their own predictions) unless
   // teacher_forcing, which feeds them the targets as in training: the gap between the two is the
   // cost of exposure to the model's own errors.

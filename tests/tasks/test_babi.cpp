@@ -346,3 +346,35 @@ TEST_CASE("babi: counts of the real data (v1.2)") {
   // The en-10k training file of task 3 is not in the shared copy.
   CHECK_HAS(error_of([&] { load("en-10k", "3"); }), "qa3_*_train.txt: no such file");
 }
+
+TEST_CASE("babi: single test questions for inspection, described in words") {
+  TempDir dir;
+  std::string train;
+  for (int i = 0; i < 10; ++i) train += kStories;
+  write_task(dir, 1, train, kStories);
+  auto task = create_task("babi", {{"data_dir", dir.path.string()}, {"babi_task", 1}});
+  REQUIRE(task->test_examples() == 3);
+  Batch one;
+  task->test_example(1, DType::f32, one);  // "Where is Daniel?" after three statements
+  CHECK(one.size == 1);
+  const int daniel_hallway = int(one.get("answer").at(0));
+  Tensor scores =
+      Tensor::zeros(Shape{1, task->model_dims().at("vocab_size").get<int64_t>()}, DType::f32);
+  scores.set(daniel_hallway, 1.0);
+  const Task::Lines lines = task->describe_example(one, scores);
+  auto line = [&](const std::string& key) {
+    for (const auto& [k, v] : lines)
+      if (k == key) return v;
+    return std::string("(absent)");
+  };
+  CHECK(line("memory 0 (time 3)") == "mary moved to the bathroom");
+  CHECK(line("memory 2 (time 1)") == "daniel went back to the hallway");
+  CHECK(line("question") == "where is daniel");
+  CHECK(line("answer") == "hallway");
+  CHECK(line("predicted") == "hallway");
+  CHECK(line("correct") == "yes");
+  CHECK_HAS(error_of([&] { task->test_example(3, DType::f32, one); }),
+            "test question 3 out of range (3 test questions)");
+  CHECK_HAS(error_of([&] { task->text_example("where is mary", DType::f32, one); }),
+            "task babi does not read samples written as text");
+}

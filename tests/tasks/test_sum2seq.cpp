@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "engine/error.hpp"
 #include "tasks/sum2seq.hpp"
 #include "tasks/task.hpp"
 
@@ -113,4 +116,55 @@ TEST_CASE("padded positions never change the sum2seq metric") {
     return s;
   };
   CHECK(task->evaluate(one_wrong, 40, DType::f32)["accuracy"]["6"].get<double>() < 1.0);
+}
+
+TEST_CASE("sum2seq single samples: a test sample, one written as text, described with a guess") {
+  auto task = create_task("sum2seq", {{"seed", 1},
+                                      {"test_seed", 7},
+                                      {"lmax", 4},
+                                      {"end_marker", true},
+                                      {"one_length_per_batch", false},
+                                      {"test_lmax", {3, 5}},
+                                      {"test_samples", 6}});
+  REQUIRE(task->test_examples() == 12);
+  // Sample 8 is sample 2 of the Lmax-5 test set, trimmed to its own length.
+  Batch all, one;
+  sum2seq::test_batch(7, {.lmax = 5, .end_marker = true}, 6, DType::f64, all);
+  task->test_example(8, DType::f64, one);
+  CHECK(one.size == 1);
+  const int64_t len = one.get("y").dim(1), width = all.get("y").dim(1);
+  for (int64_t i = 0; i < width; ++i)
+    CHECK(all.get("y").at(2 * width + i) == (i < len ? one.get("y").at(i) : 0.0));
+  CHECK_THROWS_WITH_AS(task->test_example(12, DType::f64, one),
+                       doctest::Contains("test sample 12 out of range (12 samples"), Error);
+
+  task->text_example("3 1 4 / 1,5,9", DType::f64, one);
+  CHECK(one.get("x1").to_vector() == std::vector<double>{3, 1, 4, sum2seq::kEndToken});
+  CHECK(one.get("x2").to_vector() == std::vector<double>{1, 5, 9, sum2seq::kEndToken});
+  CHECK(one.get("y").to_vector() == std::vector<double>{12, 6, 5});
+  CHECK(one.get("y_mask").to_vector() == std::vector<double>{1, 1, 1});
+  // Scores that put the right class first at positions 0 and 2 only.
+  Tensor scores = Tensor::zeros(Shape{1, 3, sum2seq::kOutputVocab}, DType::f64);
+  scores.set(0 * sum2seq::kOutputVocab + 12, 1.0);
+  scores.set(1 * sum2seq::kOutputVocab + 7, 1.0);
+  scores.set(2 * sum2seq::kOutputVocab + 5, 1.0);
+  const Task::Lines lines = task->describe_example(one, scores);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0] == std::pair<std::string, std::string>{"x1", "3 1 4"});
+  CHECK(lines[1] == std::pair<std::string, std::string>{"x2", "1 5 9"});
+  CHECK(lines[2].second.rfind("12 6 5", 0) == 0);
+  CHECK(lines[3] == std::pair<std::string, std::string>{"predicted", "12 7 5"});
+  CHECK(lines[4] == std::pair<std::string, std::string>{"correct", "2 of 3"});
+
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"1 2 / 3", "the same length L >= 1, got 2 and 1"},
+           {"1 x / 2 3", "'x' is not a number in [1, 50]"},
+           {"1 51 / 2 3", "'51' is not a number in [1, 50]"},
+           {"1 2 3", "needs two views separated by '/'"},
+           {"1 / 2 / 3", "more than two views"},
+           {" / ", "the same length L >= 1, got 0 and 0"}}) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(task->text_example(text, DType::f64, one),
+                         doctest::Contains(message.c_str()), Error);
+  }
 }

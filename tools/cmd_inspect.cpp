@@ -1,0 +1,183 @@
+// memgrad inspect: one sample through a model, with everything it records on the way (gates,
+// weightings, usage, memories, attention; models/model.hpp's Trace) shown over time, and
+// optionally the tape of that forward and backward pass (op, shape, value and gradient norms).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "engine/checkpoint.hpp"
+#include "tools/args.hpp"
+#include "tools/commands.hpp"
+#include "tools/run_dir.hpp"
+#include "tools/trace_view.hpp"
+#include "tools/trainer.hpp"
+
+namespace memgrad::cli {
+namespace {
+
+const char* kHelp =
+    "usage: memgrad inspect --checkpoint DIR [options]\n"
+    "       memgrad inspect --model NAME --task TASK [options] [any `memgrad train` flag]\n\n"
+    "Runs one sample through a trained model (a run directory of `memgrad train`), or through a\n"
+    "new model initialised from --seed, and prints what the model records on the way: the\n"
+    "memory's gates and weightings, usage, read modes, states and attention, one row per time\n"
+    "step (\"enc1/write_gate\" is encoder 1's write gate at each of its steps).\n\n"
+    "  --sample N         test sample N of the task (default 0; sum2seq numbers its test sets\n"
+    "                     in test_lmax order, babi its test questions in file order)\n"
+    "  --input TEXT       a sample written out instead, e.g. sum2seq \"3 1 4 / 1 5 9\"\n"
+    "  --only TEXT        only the series whose name contains TEXT (e.g. usage, enc1/)\n"
+    "  --teacher-forcing  sequence decoders are fed the target, as in training (default: their\n"
+    "                     own previous prediction, as in evaluation)\n"
+    "  --tape             also print the tape of this forward pass and of the loss's backward\n"
+    "                     pass: one line per node (op, shape, inputs, |value|, |gradient|)\n"
+    "  --json             print one JSON object (sample, loss, every series' values) instead\n"
+    "  --html FILE        also write a self-contained HTML page of heatmaps, one per series\n"
+    "  --data DIR         the data folder of a task that reads one (with --checkpoint)\n"
+    "  --threads N        TBB threads\n\n"
+    "Recording turns the models' row packing off (every sample steps, ended ones are blended),\n"
+    "so the tape is the unpacked graph; the values are the same (tests/models/test_dmnc.cpp).";
+
+// Removes `--name value` from words and returns the value.
+std::optional<std::string> take_valued(Words& words, const std::string& name) {
+  auto it = std::find(words.begin(), words.end(), "--" + name);
+  if (it == words.end()) return std::nullopt;
+  if (it + 1 == words.end()) throw UsageError("--" + name + " needs a value");
+  std::string value = *(it + 1);
+  words.erase(it, it + 2);
+  return value;
+}
+bool take_flag(Words& words, const std::string& name) {
+  auto it = std::find(words.begin(), words.end(), "--" + name);
+  if (it == words.end()) return false;
+  words.erase(it);
+  return true;
+}
+
+int64_t parse_sample(const std::string& text) {
+  try {
+    size_t used = 0;
+    const long long n = std::stoll(text, &used);
+    if (used == text.size() && n >= 0) return n;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--sample must be a whole number >= 0, got '" + text + "'");
+}
+
+}  // namespace
+
+int cmd_inspect(const Words& given) {
+  Words words = given;
+  const auto sample_text = take_valued(words, "sample");
+  const auto input = take_valued(words, "input");
+  const std::string only = take_valued(words, "only").value_or("");
+  const auto html = take_valued(words, "html");
+  const bool teacher_forcing = take_flag(words, "teacher-forcing");
+  const bool show_tape = take_flag(words, "tape");
+  if (sample_text && input) throw UsageError("give --sample N or --input TEXT, not both");
+  const int64_t sample = sample_text ? parse_sample(*sample_text) : 0;
+
+  std::optional<RunConfig> rc;
+  std::string checkpoint;
+  bool json = false;
+  if (std::find(words.begin(), words.end(), "--checkpoint") != words.end()) {
+    Args args(words, {"json", "help"}, {"checkpoint", "threads", "data"});
+    if (args.has("help")) {
+      std::puts(kHelp);
+      return 0;
+    }
+    threads_option(args);
+    const RunDir dir{*args.get("checkpoint")};
+    rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
+    if (auto data = args.get("data"); data && rc->task_settings.contains("data_dir"))
+      rc->task_settings["data_dir"] = *data;
+    checkpoint = dir.checkpoint();
+    json = args.has("json");
+  } else {
+    if (std::find(words.begin(), words.end(), "--help") != words.end()) {
+      std::puts(kHelp);
+      return 0;
+    }
+    if (std::find(words.begin(), words.end(), "--model") == words.end())
+      throw UsageError("--checkpoint DIR or --model NAME is required (see --help)");
+    nlohmann::json flags;
+    rc = parse_run_flags(words, nullptr, nullptr, &flags);
+    set_process_threads(flags["threads"].get<long>());
+    json = flags["json"].get<bool>();
+  }
+  rc->train["shards"] = 1;  // one sample, one tape
+  Trainer trainer(*rc);
+  if (!checkpoint.empty()) trainer.load_parameters_from(checkpoint);
+  Task& task = trainer.task();
+
+  Batch batch;
+  if (input) {
+    task.text_example(*input, rc->dtype, batch);
+  } else {
+    MG_CHECK(task.test_examples() > 0, "task ", task.name(), " has no test samples to inspect");
+    if (sample >= task.test_examples())
+      throw UsageError("--sample " + std::to_string(sample) + " out of range: the task has " +
+                       std::to_string(task.test_examples()) + " test samples (0 to " +
+                       std::to_string(task.test_examples() - 1) + ")");
+    task.test_example(sample, rc->dtype, batch);
+  }
+
+  Tape tape;
+  Trace trace;
+  ForwardOptions opts;
+  opts.training = false;
+  opts.teacher_forcing = teacher_forcing;
+  opts.trace = &trace;
+  const ForwardResult out = trainer.model().forward(tape, batch, opts);
+  const double loss = out.loss.value().at(0);
+  if (show_tape) tape.backward(out.loss);
+  const Task::Lines lines = task.describe_example(batch, out.predictions.value());
+  const std::vector<TraceSeries> series = select_series(group_trace(trace), only);
+  if (!only.empty() && series.empty())
+    throw UsageError("--only '" + only + "' matches no series of model " + rc->model);
+
+  const std::string source =
+      input ? "input \"" + *input + "\"" : "test sample " + std::to_string(sample);
+  if (html) {
+    const std::string title =
+        rc->model + " on " + rc->task + ", " + source + (checkpoint.empty() ? " (untrained)" : "");
+    Task::Lines page = lines;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.6g", loss);
+    page.emplace_back("loss", text);
+    write_file_atomically(*html, render_html(title, page, series));
+  }
+  if (json) {
+    nlohmann::json j = series_json(series);
+    nlohmann::json s = nlohmann::json::array();
+    for (const auto& [key, value] : lines) s.push_back({key, value});
+    j["model"] = rc->model;
+    j["task"] = rc->task;
+    j["source"] = source;
+    j["trained"] = !checkpoint.empty();
+    j["sample"] = s;
+    j["loss"] = loss;
+    if (show_tape) {
+      std::ostringstream t;
+      tape.print(t);
+      j["tape"] = t.str();
+    }
+    std::cout << j.dump() << "\n";
+    return 0;
+  }
+  std::cout << rc->model << " on " << rc->task << ", " << source
+            << (checkpoint.empty() ? " (untrained model, seed " + std::to_string(rc->seed) + ")"
+                                   : "")
+            << "\n";
+  for (const auto& [key, value] : lines) std::cout << "  " << key << ": " << value << "\n";
+  std::cout << "  loss: " << loss << "\n\n" << render_text(series);
+  if (show_tape) {
+    std::cout << "\ntape (" << tape.size() << " nodes)\n";
+    tape.print(std::cout);
+  }
+  if (html) std::cout << "\nwrote " << *html << "\n";
+  return 0;
+}
+
+}  // namespace memgrad::cli
