@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iomanip>
 #include <ostream>
+#include <sstream>
 
 namespace memgrad {
 namespace {
@@ -260,9 +261,9 @@ Rng Tape::noise_stream() {
 }
 
 void Tape::print(std::ostream& out) const {
-  out << std::left << std::setw(6) << "node" << std::setw(22) << "op" << std::setw(16) << "shape"
-      << std::setw(18) << "inputs" << std::setw(14) << "|value|"
-      << "|grad|\n";
+  out << std::left << std::setw(7) << "node" << std::setw(20) << "op" << std::setw(16) << "shape"
+      << std::setw(18) << "inputs" << std::setw(14) << "|value|" << std::setw(14) << "|grad|"
+      << "parameter\n";
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     std::string ins;
@@ -270,14 +271,27 @@ void Tape::print(std::ostream& out) const {
       if (k) ins += ',';
       ins += std::to_string(inputs_[size_t(n.inputs_begin + k)]);
     }
-    std::string name = n.op->name;
-    if (n.param) name.append(":").append(n.param->name);
-    out << std::setw(6) << i << std::setw(22) << name << std::setw(16) << values_[i].shape().str()
-        << std::setw(18) << ins << std::setw(14) << norm(values_[i]);
+    // Columns stay aligned when a field overflows its width: at least one space between.
+    auto cell = [&](const std::string& text, size_t width) {
+      out << text << std::string(text.size() < width ? width - text.size() : 1, ' ');
+    };
+    std::ostringstream value, grad;
+    value << norm(values_[i]);
     if (grad_live_[i])
-      out << norm(grads_[i]);
+      grad << norm(grads_[i]);
     else
-      out << "-";
+      grad << "-";
+    cell(std::to_string(i), 7);
+    cell(n.op->name, 20);
+    cell(values_[i].shape().str(), 16);
+    cell(ins.empty() ? "-" : ins, 18);
+    cell(value.str(), 14);
+    if (n.param) {
+      cell(grad.str(), 14);
+      out << n.param->name;
+    } else {
+      out << grad.str();
+    }
     out << '\n';
   }
 }

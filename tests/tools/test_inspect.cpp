@@ -149,7 +149,7 @@ TEST_CASE("inspect: the tape, a filter, an HTML page, a trained run directory") 
       tiny("wlas", {"--sample", "2", "--tape", "--only", "attention", "--html", page.string()}));
   CHECK(out.find("dec/attention1  [") != std::string::npos);
   CHECK(out.find("enc1/") == std::string::npos);  // filtered out
-  CHECK(out.find("node  op") != std::string::npos);
+  CHECK(out.find("node   op") != std::string::npos);
   CHECK(out.find("cross_entropy") != std::string::npos);
   std::ifstream in(page);
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
