@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -73,6 +75,8 @@ void save_safetensors(const std::string& path, const TensorFile& file) {
 }
 
 TensorFile load_safetensors(const std::string& path) {
+  std::error_code ec;
+  MG_CHECK(!std::filesystem::is_directory(path, ec), path, ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   MG_CHECK(in.good(), path, ": cannot open (", std::strerror(errno), ")");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -153,6 +157,15 @@ void add_parameters(TensorFile& file, const ParameterSet& params, const std::str
     file.tensors.emplace_back(prefix + params[i].name, params[i].value);
 }
 
+namespace {
+// Index of the first NaN or infinity of t, -1 when every element is finite.
+int64_t first_non_finite(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.at(i))) return i;
+  return -1;
+}
+}  // namespace
+
 void load_parameters(const TensorFile& file, ParameterSet& params, const std::string& prefix,
                      const std::string& source) {
   std::ostringstream problems;
@@ -167,6 +180,9 @@ void load_parameters(const TensorFile& file, ParameterSet& params, const std::st
     } else if (t->dtype() != p.value.dtype()) {
       problems << "\n  tensor '" << prefix << p.name << "' is " << dtype_name(t->dtype())
                << ", the model expects " << dtype_name(p.value.dtype());
+    } else if (const int64_t bad = first_non_finite(*t); bad >= 0) {
+      problems << "\n  tensor '" << prefix << p.name << "' holds " << t->at(bad) << " at element "
+               << bad << " (a parameter must be finite)";
     }
   }
   for (const auto& [name, t] : file.tensors) {

@@ -12,6 +12,24 @@
 namespace memgrad {
 namespace {
 
+// Upper bounds catch typos before memory runs out (a step's tape grows with Lmax).
+constexpr int64_t kMaxLmax = 1000;
+constexpr int64_t kMaxTestSamples = 1000000;
+
+// Setting `key` of s as a whole number in [1, max]; an Error names it otherwise.
+int64_t bounded(const nlohmann::json& v, const char* key, int64_t max) {
+  MG_CHECK(v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= max,
+           "sum2seq: ", key, " must be a whole number in [1, ", max, "], got ", v.dump());
+  return v.get<int64_t>();
+}
+std::vector<int> lengths(const nlohmann::json& v) {
+  MG_CHECK(v.is_array() && !v.empty(), "sum2seq: test_lmax must be a list of lengths, got ",
+           v.dump());
+  std::vector<int> out;
+  for (const auto& l : v) out.push_back(int(bounded(l, "test_lmax values", kMaxLmax)));
+  return out;
+}
+
 // Settings come merged over default_settings for a new run (end_marker: true); a run directory
 // written before the end marker existed has no "end_marker" key and was trained without it.
 class Sum2SeqTask : public Task {
@@ -20,15 +38,11 @@ class Sum2SeqTask : public Task {
       : settings_(s),
         seed_(s.at("seed").get<uint64_t>()),
         test_seed_(s.at("test_seed").get<uint64_t>()),
-        format_{.lmax = s.at("lmax").get<int>(),
+        format_{.lmax = int(bounded(s.at("lmax"), "lmax", kMaxLmax)),
                 .end_marker = s.value("end_marker", false),
                 .one_length_per_batch = s.value("one_length_per_batch", false)},
-        test_samples_(s.at("test_samples").get<int64_t>()),
-        test_lmax_(s.at("test_lmax").get<std::vector<int>>()) {
-    MG_CHECK(format_.lmax >= 1, "sum2seq: lmax must be at least 1, got ", format_.lmax);
-    MG_CHECK(test_samples_ >= 1, "sum2seq: test_samples must be at least 1");
-    for (int l : test_lmax_) MG_CHECK(l >= 1, "sum2seq: test_lmax values must be at least 1");
-  }
+        test_samples_(bounded(s.at("test_samples"), "test_samples", kMaxTestSamples)),
+        test_lmax_(lengths(s.at("test_lmax"))) {}
 
   std::string name() const override { return "sum2seq"; }
   nlohmann::json config() const override { return settings_; }

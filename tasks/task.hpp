@@ -40,6 +40,10 @@ class Task {
   // A one-table summary of evaluate()'s result for a terminal.
   virtual std::string format_metrics(const nlohmann::json& metrics) const = 0;
 
+  // True when row r of every batch is the same patient, admission after admission, so that a
+  // model may carry its memory from one batch to the next (DMNC's persistent memory).
+  virtual bool rows_are_patients() const { return false; }
+
   // ---- single samples, for `memgrad inspect`. A task that has none says so in an Error.
   // How many test samples test_example() can give.
   virtual int64_t test_examples() const { return 0; }

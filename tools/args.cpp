@@ -91,7 +91,8 @@ namespace memgrad::cli {
 int threads_option(const Args& args) { return set_process_threads(args.get_int("threads", 0)); }
 
 int set_process_threads(long n) {
-  if (n < 0 || n > 1024) throw UsageError("--threads must be between 1 and 1024");
+  if (n < 0 || n > 1024)
+    throw UsageError("--threads must be 0 (all cores) or 1 to 1024, got " + std::to_string(n));
   // One scope for the whole process: it lives until exit, like the command itself.
   static std::unique_ptr<ThreadScope> scope;
   scope = std::make_unique<ThreadScope>(int(n));

@@ -47,7 +47,7 @@ for t in $(seq 1 20); do
     d=$(run_dir "$t" "$s")
     if [ -f "$d/metrics.json" ]; then echo "task $t seed $s: kept $d" >&2; continue; fi
     st=$(date +%s.%N)
-    "$bin" train --task babi --model memn2n --babi-task "$t" --seed "$s" --out "$d" --quiet \
+    "$bin" train --task babi --model memn2n --babi-task "$t" --seed "$s" --out "$d" --overwrite --quiet \
       ${extra[@]+"${extra[@]}"} >/dev/null
     took=$(awk -v a="$st" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
     seconds=$(awk -v a="$seconds" -v b="$took" 'BEGIN{print a+b}')

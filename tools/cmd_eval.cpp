@@ -23,7 +23,7 @@ int cmd_eval(const Words& words) {
   }
   threads_option(args);
   const auto path = args.get("checkpoint");
-  if (!path) throw UsageError("--checkpoint DIR is required");
+  if (!path || path->empty()) throw UsageError("--checkpoint DIR is required");
   RunDir dir{*path};
   RunConfig rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
   if (auto data = args.get("data"); data && rc.task_settings.contains("data_dir"))

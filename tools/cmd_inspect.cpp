@@ -67,8 +67,8 @@ int64_t parse_sample(const std::string& text) {
 
 }  // namespace
 
-int cmd_inspect(const Words& given) {
-  Words words = given;
+int cmd_inspect(const Words& arguments) {
+  Words words = arguments;
   const auto sample_text = take_valued(words, "sample");
   const auto input = take_valued(words, "input");
   const std::string only = take_valued(words, "only").value_or("");
@@ -80,6 +80,7 @@ int cmd_inspect(const Words& given) {
 
   std::optional<RunConfig> rc;
   std::string checkpoint;
+  std::vector<std::string> given;  // run flags on the command line (without --checkpoint)
   bool json = false;
   if (std::find(words.begin(), words.end(), "--checkpoint") != words.end()) {
     Args args(words, {"json", "help"}, {"checkpoint", "threads", "data"});
@@ -88,7 +89,8 @@ int cmd_inspect(const Words& given) {
       return 0;
     }
     threads_option(args);
-    const RunDir dir{*args.get("checkpoint")};
+    const RunDir dir{args.get("checkpoint", "")};
+    if (dir.path.empty()) throw UsageError("--checkpoint needs a run directory");
     rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
     if (auto data = args.get("data"); data && rc->task_settings.contains("data_dir"))
       rc->task_settings["data_dir"] = *data;
@@ -103,11 +105,13 @@ int cmd_inspect(const Words& given) {
       throw UsageError("--checkpoint DIR or --model NAME is required (see --help)");
     nlohmann::json flags;
     rc = parse_run_flags(words, nullptr, nullptr, &flags);
+    given = flags["given"].get<std::vector<std::string>>();
     set_process_threads(flags["threads"].get<long>());
     json = flags["json"].get<bool>();
   }
   rc->train["shards"] = 1;  // one sample, one tape
   Trainer trainer(*rc);
+  reject_task_set_flags(given, trainer);
   if (!checkpoint.empty()) trainer.load_parameters_from(checkpoint);
   Task& task = trainer.task();
 

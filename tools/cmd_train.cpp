@@ -1,6 +1,8 @@
 // memgrad train: trains a registered model on a registered task into a run directory.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -18,13 +20,15 @@ volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_interrupt(int) { g_interrupted = 1; }
 
 const char* kHelp = R"(usage: memgrad train --task TASK --model MODEL [options] [--out DIR]
-       memgrad train --resume DIR [--iterations N | --epochs N] [--threads N]
+       memgrad train --resume DIR [--iterations N | --epochs N] [--threads N] [--data DIR]
 
 Trains MODEL on TASK and writes DIR (default runs/MODEL-TASK): config.json (every setting),
 log.jsonl (one JSON line per logged step and per epoch), checkpoint.safetensors (parameters,
 optimizer state, schedule; written atomically) and metrics.json (test metrics at the end).
 Ctrl-C saves a checkpoint and stops; --resume DIR continues exactly where the run stopped (the
-same losses as an uninterrupted run with the same seed and threads).
+same losses as an uninterrupted run with the same seed and threads); a resumed run keeps its
+settings, so only its length, thread count, data folder and reporting options may be given.
+A DIR that already holds a run is refused unless --overwrite.
 
 run options:
   --seed N              initialisation, data order and noise (default 1)
@@ -35,6 +39,7 @@ run options:
   --checkpoint-every N  default 500 steps (or 1 epoch)
   --detect-anomaly      name the first op that produces a NaN or infinity
   --quiet               no progress output
+  --overwrite           replace the run already in DIR (its checkpoint and metrics go)
   --data DIR            data folder of tasks that read files
 Training recipe, model hyper-parameters and task settings: every key is a flag; their defaults for
 a model and task are listed by `memgrad train --task TASK --model MODEL --help`.
@@ -74,26 +79,57 @@ int cmd_train(const Words& words) {
     print_defaults(rc);
     return 0;
   }
+  const std::vector<std::string> given = flags["given"].get<std::vector<std::string>>();
+  auto was_given = [&](const std::string& name) {
+    return std::find(given.begin(), given.end(), name) != given.end();
+  };
+  const bool resuming = was_given("resume");
+  if (resuming && resume.empty()) throw UsageError("--resume needs a run directory");
+  if (resuming && was_given("out"))
+    throw UsageError("--resume DIR continues the run in DIR; it takes no --out");
   const int threads = set_process_threads(flags["threads"].get<long>());
-  RunDir dir{resume.empty() ? (out.empty() ? "runs/" + rc.model + "-" + rc.task : out) : resume};
-  if (!resume.empty()) {
-    // The run's own config wins; only the length of training may be extended.
+  RunDir dir{resuming ? resume : (out.empty() ? "runs/" + rc.model + "-" + rc.task : out)};
+  if (resuming) {
+    // The run's own config wins: only the length of training, where the data lives, and how
+    // the run reports may be given again.
+    static const char* kResumable[] = {
+        "resume",     "iterations",     "epochs", "threads", "log-every", "checkpoint-every",
+        "eval-every", "detect-anomaly", "quiet",  "json",    "data",      "data-dir"};
+    for (const std::string& name : given)
+      if (std::find(std::begin(kResumable), std::end(kResumable), name) == std::end(kResumable))
+        throw UsageError("--" + name + " cannot change when resuming: " + dir.config() +
+                         " fixes the run's settings (start a new run with --out to change it)");
     RunConfig saved = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
-    for (const char* key : {"iterations", "epochs"})
-      for (size_t i = 0; i + 1 < words.size(); ++i)
-        if (words[i] == std::string("--") + key) {
-          saved.train["iterations"] = 0;
-          saved.train["epochs"] = 0;
-          saved.train[key] = std::stoll(words[i + 1]);
-        }
+    if (was_given("iterations") || was_given("epochs")) {
+      saved.train["iterations"] =
+          was_given("iterations") ? rc.train["iterations"] : nlohmann::json(0);
+      saved.train["epochs"] = was_given("epochs") ? rc.train["epochs"] : nlohmann::json(0);
+    }
+    if ((was_given("data") || was_given("data-dir")) && saved.task_settings.contains("data_dir"))
+      saved.task_settings["data_dir"] = rc.task_settings["data_dir"];
     rc = saved;
     // Logging intervals of the run, unless given again.
     const nlohmann::json saved_json = dir.read_json(dir.config());
-    if (saved_json.contains("intervals"))
+    if (saved_json.contains("intervals")) {
+      MG_CHECK(saved_json["intervals"].is_object(), dir.config(),
+               ": 'intervals' must be a JSON object");
       for (const char* key : {"log_every", "checkpoint_every", "eval_every"})
-        if (flags[key].get<int64_t>() == 0) flags[key] = saved_json["intervals"].value(key, 0);
+        if (flags[key].get<int64_t>() == 0) {
+          const nlohmann::json& v = saved_json["intervals"].value(key, nlohmann::json(0));
+          MG_CHECK(v.is_number_integer(), dir.config(), ": intervals '", key,
+                   "' must be a whole number, got ", v.dump());
+          flags[key] = v;
+        }
+    }
+  } else if (!flags["overwrite"].get<bool>()) {
+    for (const std::string& file : {dir.config(), dir.checkpoint()})
+      if (std::filesystem::exists(file))
+        throw UsageError(dir.path + " already holds a run (" + file +
+                         "): continue it with --resume " + dir.path +
+                         ", or replace it with --overwrite, or choose another --out");
   }
   Trainer trainer(rc);
+  reject_task_set_flags(given, trainer);
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   dir.create();
   int64_t start = 0;
@@ -102,6 +138,11 @@ int cmd_train(const Words& words) {
     dir.truncate_log(start);
   } else {
     dir.truncate_log(0);
+    // --overwrite: the old run's results go now, so that a failure cannot leave them beside the
+    // new config (its checkpoint is replaced at the first save).
+    std::error_code ec;
+    std::filesystem::remove(dir.metrics(), ec);
+    std::filesystem::remove(dir.checkpoint(), ec);
   }
   nlohmann::json config_json = trainer.config().to_json();
   config_json["intervals"] = {{"log_every", flags["log_every"]},

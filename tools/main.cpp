@@ -1,6 +1,7 @@
 // memgrad: one program, several subcommands (see `memgrad --help`).
 #include <cstdio>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "engine/blas_core.hpp"
@@ -51,6 +52,11 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const memgrad::Error& e) {
       std::fprintf(stderr, "memgrad %s: %s\n", c.name, e.what());
+      return 2;
+    } catch (const nlohmann::json::exception& e) {
+      // JSON comes from the user's files (configs, checkpoints' metadata, metric rows); readers
+      // name the file where they can, and whatever slips through is still bad input.
+      std::fprintf(stderr, "memgrad %s: invalid JSON input: %s\n", c.name, e.what());
       return 2;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "memgrad %s: internal error: %s\n", c.name, e.what());

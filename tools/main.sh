@@ -9,4 +9,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh >&2
 exec "${MEMGRAD_BUILD_DIR:-build}/memgrad" train --task sum2seq --model dmnc-late \
-  --iterations 2000 --shards 2 --out runs/main-dmnc-late-sum2seq "$@"
+  --iterations 2000 --shards 2 --out runs/main-dmnc-late-sum2seq --overwrite "$@"

@@ -32,7 +32,7 @@ train_one() {
   local m=$1 d="$out/$1" st took
   if [ -f "$d/metrics.json" ]; then echo "$m: kept $d" >&2; return 0; fi
   st=$(date +%s.%N)
-  if ! "$bin" train --task sum2seq --model "$m" --threads 1 --eval-every 2500 --out "$d" --quiet \
+  if ! "$bin" train --task sum2seq --model "$m" --threads 1 --eval-every 2500 --out "$d" --overwrite --quiet \
     ${extra[@]+"${extra[@]}"} >"$d.log" 2>&1; then
     echo "sum2seq_table.sh: training $m failed; see $d.log" >&2
     return 1

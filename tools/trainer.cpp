@@ -1,5 +1,6 @@
 #include "tools/trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -85,8 +86,10 @@ nlohmann::json convert(const std::string& flag, const std::string& text,
       return out;
     }
   } catch (const std::logic_error&) {
-    throw UsageError("--" + flag + " expects " + std::string(like.type_name()) + ", got '" + text +
-                     "'");
+    const char* kind = like.is_number_integer() || like.is_number_unsigned() ? "a whole number"
+                       : like.is_number()                                    ? "a number"
+                                                                             : like.type_name();
+    throw UsageError("--" + flag + " expects " + kind + ", got '" + text + "'");
   }
   if (like.is_string() || like.is_null()) {
     // A setting whose default is a string may also take a number (e.g. --babi-task 3 or all).
@@ -117,6 +120,34 @@ nlohmann::json RunConfig::to_json() const {
           {"dtype", dtype_name(dtype)}};
 }
 
+namespace {
+
+// Whether `value` may stand where a setting's default is `like`: numbers for numbers (whole ones
+// where the default is whole), a string or a number for a string (babi_task "3" or 3), the same
+// JSON kind otherwise.
+bool fits(const nlohmann::json& value, const nlohmann::json& like) {
+  if (like.is_number_integer() || like.is_number_unsigned())
+    return value.is_number_integer() || value.is_number_unsigned();
+  if (like.is_number()) return value.is_number();
+  if (like.is_string()) return value.is_string() || value.is_number();
+  if (like.is_null()) return true;
+  return value.type() == like.type();
+}
+
+// Every key of `group` that `defaults` has must fit its default's type; an Error names the file,
+// the group and the key.
+void check_types(const nlohmann::json& group, const nlohmann::json& defaults, const char* what,
+                 const std::string& source) {
+  MG_CHECK(group.is_object(), source, ": '", what, "' must be a JSON object, got ", group.dump());
+  for (auto it = group.begin(); it != group.end(); ++it)
+    if (defaults.contains(it.key()))
+      MG_CHECK(fits(*it, defaults.at(it.key())), source, ": ", what, " setting '", it.key(),
+               "' is ", it->dump(), ", but must be of the type of its default ",
+               defaults.at(it.key()).dump());
+}
+
+}  // namespace
+
 RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& source) {
   try {
     RunConfig c;
@@ -124,6 +155,12 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
     c.model = j.at("model").get<std::string>();
     c.task_settings = j.at("task_settings");
     c.model_config = j.at("model_config");
+    nlohmann::json train_defaults = kTrainBase;
+    for (const ModelInfo& m : all_models())
+      if (m.name == c.model) train_defaults.update(m.train_defaults);
+    check_types(j.at("train"), train_defaults, "train", source);
+    check_types(c.model_config, model_info(c.model).default_config, "model_config", source);
+    check_types(c.task_settings, task_info(c.task).default_settings, "task_settings", source);
     c.train = kTrainBase;  // a run written before a key existed gets its "off" value
     c.train.update(j.at("train"));
     c.seed = j.at("seed").get<uint64_t>();
@@ -136,10 +173,40 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
   }
 }
 
+namespace {
+
+// The training recipe's numbers, checked before anything trains: an Error names the setting.
+void check_recipe(const nlohmann::json& train) {
+  auto number = [&](const char* key) { return train.at(key).get<double>(); };
+  auto flag = [](const char* key) {
+    std::string f = "--";
+    for (const char* c = key; *c; ++c) f += *c == '_' ? '-' : *c;
+    return f;
+  };
+  MG_CHECK(number("lr") > 0, flag("lr"), " must be > 0, got ", number("lr"));
+  const double momentum = number("momentum");
+  MG_CHECK(momentum >= 0 && momentum < 1, flag("momentum"), " must be in [0, 1), got ", momentum);
+  MG_CHECK(momentum == 0 || train.at("optimizer") != "adam", flag("momentum"),
+           " applies to sgd and rmsprop; adam has its own moment estimates (beta1 0.9)");
+  for (const char* key : {"clip_norm", "clip_norm_per_param", "clip_value", "lr_decay_final"})
+    MG_CHECK(number(key) >= 0, flag(key), " must be >= 0 (0 = off), got ", number(key));
+  for (const char* key : {"iterations", "epochs", "lr_halve_every_epochs", "lr_decay_start"})
+    MG_CHECK(train.at(key).get<int64_t>() >= 0, flag(key), " must be >= 0, got ",
+             train.at(key).get<int64_t>());
+}
+
+}  // namespace
+
 Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) {
+  check_recipe(config_.train);
   task_ = create_task(config_.task, config_.task_settings);
   nlohmann::json model_config = config_.model_config;
   const nlohmann::json dims = task_->model_dims();
+  const ModelInfo& info = model_info(config_.model);
+  for (auto it = dims.begin(); it != dims.end(); ++it)
+    MG_CHECK(info.default_config.contains(it.key()), "model ", config_.model, " does not fit task ",
+             config_.task, ": the task sets '", it.key(), "', which ", config_.model,
+             " does not have: ", config_.model, " is not a model of this task");
   for (auto it = dims.begin(); it != dims.end(); ++it) model_config[it.key()] = *it;  // task wins
   config_.model_config = model_config;
   model_ = create_model(config_.model, model_config, config_.dtype, config_.seed);
@@ -151,6 +218,10 @@ Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) 
            shards_);
   MG_CHECK(shards_ == 1 || model_->supports_shards(), "model ", config_.model,
            " cannot be trained in shards (its forward keeps state between calls); use --shards 1");
+  MG_CHECK(!config_.model_config.value("persistent_memory", false) || task_->rows_are_patients(),
+           "persistent_memory carries each batch row's memory into the same row of the next batch "
+           "(one patient's admissions); task ",
+           config_.task, "'s samples are independent: set --persistent-memory false");
   for (int64_t s = 0; shards_ > 1 && s < shards_; ++s) {  // one shard: tape_ and batch_data_
     // Each shard draws its own noise (a stream of its own seed), the same for any thread count.
     if (s > 0) shard_tapes_.emplace_back(config.seed + uint64_t(s) * 0x9E3779B97F4A7C15ull);
@@ -344,9 +415,15 @@ int64_t Trainer::load_checkpoint(const std::string& path) {
     t->copy_from(*saved);
   }
   try {
-    optimizer_->set_steps(std::stoll(file.metadata.at("optimizer_steps")));
+    const long long optimizer_steps = std::stoll(file.metadata.at("optimizer_steps"));
+    const long long next_step = std::stoll(file.metadata.at("next_step"));
+    MG_CHECK(optimizer_steps >= 0 && next_step >= 0, path, ": checkpoint metadata out of range ",
+             "(optimizer_steps ", optimizer_steps, ", next_step ", next_step, ")");
+    optimizer_->set_steps(optimizer_steps);
     model_->set_training_state(nlohmann::json::parse(file.metadata.at("model_state")));
-    return std::stoll(file.metadata.at("next_step"));
+    return next_step;
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     fail(path, ": checkpoint metadata incomplete (", e.what(), ")");
   }
@@ -354,18 +431,35 @@ int64_t Trainer::load_checkpoint(const std::string& path) {
 
 void Trainer::load_parameters_from(const std::string& path) {
   const TensorFile file = load_safetensors(path);
-  load_parameters(file, model_->params(), "param/", path);
-  if (auto it = file.metadata.find("model_state"); it != file.metadata.end())
-    model_->set_training_state(nlohmann::json::parse(it->second));
+  try {
+    load_parameters(file, model_->params(), "param/", path);
+  } catch (const Error& e) {
+    if (!config_.task_settings.contains("data_dir")) throw;
+    // The task's data sets sizes of the model (vocabulary, sentence length): other data than the
+    // run was trained on gives other shapes.
+    fail(e.what(), "\n(the model's sizes come from the task's data, ",
+         config_.task_settings.at("data_dir").dump(),
+         ": data other than the run was trained on gives other shapes)");
+  }
+  if (auto it = file.metadata.find("model_state"); it != file.metadata.end()) {
+    try {
+      model_->set_training_state(nlohmann::json::parse(it->second));
+    } catch (const nlohmann::json::exception& e) {
+      fail(path, ": checkpoint metadata 'model_state' is not valid (", e.what(), ")");
+    }
+  }
 }
 
 RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* out_dir,
                           std::string* resume_dir, nlohmann::json* tool_flags) {
   // First pass: which task and model, so their settings can be offered as flags.
   std::string task_name = "sum2seq", model_name = "dmnc-late";
-  for (size_t i = 0; i + 1 < words.size(); ++i) {
-    if (words[i] == "--task") task_name = words[i + 1];
-    if (words[i] == "--model") model_name = words[i + 1];
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if ((w == "--task" || w == "--model") && i + 1 < words.size())
+      (w == "--task" ? task_name : model_name) = words[i + 1];
+    if (w.rfind("--task=", 0) == 0) task_name = w.substr(7);
+    if (w.rfind("--model=", 0) == 0) model_name = w.substr(8);
   }
   const TaskInfo& ti = task_info(task_name);
   const ModelInfo& mi = model_info(model_name);
@@ -378,7 +472,7 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
       "dtype", "log-every", "eval-every", "checkpoint-every", "data"};
   for (auto* group : {&train, &model_config, &task_settings})
     for (auto& [k, v] : group->items()) valued.push_back(flag_of(k));
-  Args args(words, {"detect-anomaly", "quiet", "help", "json"}, valued);
+  Args args(words, {"detect-anomaly", "quiet", "help", "json", "overwrite"}, valued);
 
   RunConfig rc;
   rc.task = task_name;
@@ -400,16 +494,33 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
   rc.task_settings = task_settings;
   if (out_dir) *out_dir = args.get("out", "");
   if (resume_dir) *resume_dir = args.get("resume", "");
+  nlohmann::json given = nlohmann::json::array();  // every option on the command line
+  for (const std::string& name : valued)
+    if (args.has(name)) given.push_back(name);
+  for (const char* name : {"detect-anomaly", "quiet", "json", "overwrite"})
+    if (args.has(name)) given.push_back(name);
   if (tool_flags)
-    *tool_flags = {{"threads", args.get_int("threads", 0)},
+    *tool_flags = {{"given", given},
+                   {"threads", args.get_int("threads", 0)},
                    {"log_every", args.get_int("log-every", 0)},
                    {"eval_every", args.get_int("eval-every", 0)},
                    {"checkpoint_every", args.get_int("checkpoint-every", 0)},
                    {"detect_anomaly", args.has("detect-anomaly")},
                    {"quiet", args.has("quiet")},
                    {"json", args.has("json")},
+                   {"overwrite", args.has("overwrite")},
                    {"help", args.has("help")}};
   return rc;
+}
+
+void reject_task_set_flags(const std::vector<std::string>& given, Trainer& trainer) {
+  const nlohmann::json dims = trainer.task().model_dims();
+  for (auto it = dims.begin(); it != dims.end(); ++it) {
+    const std::string flag = flag_of(it.key());
+    if (std::find(given.begin(), given.end(), flag) != given.end())
+      throw UsageError("--" + flag + " is set by task " + trainer.config().task + " (to " +
+                       it->dump() + ", from its data); leave it out");
+  }
 }
 
 }  // namespace memgrad::cli

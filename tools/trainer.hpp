@@ -94,7 +94,13 @@ class Trainer {
 
 // Resolves `memgrad train` words into a RunConfig: trainer flags, every model config key and every
 // task setting as a flag (snake_case key "word_size" is --word-size). Throws UsageError.
+// tool_flags gets the run options (threads, intervals, quiet, json, overwrite...) and "given":
+// the name of every option on the command line.
 RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* out_dir,
                           std::string* resume_dir, nlohmann::json* tool_flags);
+
+// A model size the task sets from its data (vocabulary, output classes) given as a flag would be
+// silently replaced: a UsageError names it.
+void reject_task_set_flags(const std::vector<std::string>& given, Trainer& trainer);
 
 }  // namespace memgrad::cli

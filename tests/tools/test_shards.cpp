@@ -82,4 +82,8 @@ TEST_CASE("shards: bad shard counts and unshardable models are errors") {
   RunConfig persistent = tiny_config("dmnc-late", 2);
   persistent.model_config["persistent_memory"] = true;
   CHECK_THROWS_WITH(Trainer{persistent}, doctest::Contains("cannot be trained in shards"));
+  // Without shards: sum2seq's rows are not patients, so there is nothing to carry.
+  persistent.train["shards"] = 1;
+  CHECK_THROWS_WITH(Trainer{persistent},
+                    doctest::Contains("task sum2seq's samples are independent"));
 }

@@ -2,15 +2,21 @@
 #include <doctest/doctest.h>
 
 #include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
+#include "engine/checkpoint.hpp"
+#include "engine/error.hpp"
 #include "tests/test_util.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 
+using namespace memgrad;
 using namespace memgrad::cli;
 using memgrad::test::TempDir;
 namespace fs = std::filesystem;
@@ -168,4 +174,109 @@ TEST_CASE("lr_decay_start decays the learning rate linearly to lr * lr_decay_fin
     const double want = s < 4 ? 0.01 : 0.01 * (1.0 - 0.5 * double(s - 4) / 4.0);
     CHECK(lr[size_t(s)] == doctest::Approx(want).epsilon(1e-12));
   }
+}
+
+TEST_CASE("run options: --model=NAME form, resume keeps the run's settings, --overwrite") {
+  TempDir tmp;
+  const fs::path run = tmp.path / "run";
+  Words w = tiny_run(run, 2);
+  // The NAME=VALUE form picks the model as the two-word form does.
+  std::replace(w.begin(), w.end(), std::string("dual-lstm"), std::string("lstm"));
+  w.erase(std::find(w.begin(), w.end(), std::string("--model")));
+  w.erase(std::find(w.begin(), w.end(), std::string("lstm")));
+  w.push_back("--model=lstm");
+  REQUIRE(cmd_train(w) == 0);
+  std::ifstream c(run / "config.json");
+  CHECK(nlohmann::json::parse(c)["model"] == "lstm");
+
+  // Resuming: the length may grow (in either form); the run's settings may not change.
+  REQUIRE(cmd_train({"--resume", run.string(), "--iterations=4", "--quiet"}) == 0);
+  CHECK(logged_losses(run).size() == 4);
+  CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--iterations", "6", "--lr", "5"}),
+                       doctest::Contains("--lr cannot change when resuming"), UsageError);
+  CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--out", (tmp.path / "x").string()}),
+                       doctest::Contains("takes no --out"), UsageError);
+  CHECK_THROWS_WITH_AS(cmd_train({"--resume", ""}), doctest::Contains("--resume needs a run"),
+                       UsageError);
+
+  // A directory that holds a run is not trained into again unless --overwrite.
+  CHECK_THROWS_WITH_AS(cmd_train(tiny_run(run, 2)), doctest::Contains("already holds a run"),
+                       UsageError);
+  Words again = tiny_run(run, 2);
+  again.push_back("--overwrite");
+  REQUIRE(cmd_train(again) == 0);
+  std::ifstream c2(run / "config.json");
+  CHECK(nlohmann::json::parse(c2)["model"] == "dual-lstm");
+  CHECK(logged_losses(run).size() == 2);
+}
+
+TEST_CASE("settings that cannot work are errors before training starts") {
+  TempDir tmp;
+  auto with = [&](Words extra) {
+    Words w = tiny_run(tmp.path / "never", 2);
+    w.insert(w.end(), extra.begin(), extra.end());
+    return w;
+  };
+  const std::pair<Words, const char*> cases[] = {
+      {{"--lr", "-1"}, "--lr must be > 0, got -1"},
+      {{"--momentum", "5", "--optimizer", "sgd"}, "--momentum must be in [0, 1), got 5"},
+      {{"--momentum", "0.5"}, "--momentum applies to sgd and rmsprop"},
+      {{"--clip-norm", "-1"}, "--clip-norm must be >= 0 (0 = off), got -1"},
+      {{"--lr-decay-final", "-3"}, "--lr-decay-final must be >= 0"},
+      {{"--input-vocab", "3"}, "--input-vocab is set by task sum2seq (to 52"},
+      {{"--lmax", "100000"}, "lmax must be a whole number in [1, 1000], got 100000"},
+      {{"--test-lmax", "3,5000"}, "test_lmax values must be a whole number in [1, 1000]"},
+      {{"--hidden", "1.5"}, "--hidden expects a whole number, got '1.5'"},
+  };
+  for (const auto& [extra, message] : cases) {
+    CAPTURE(extra[0]);
+    CHECK_THROWS_WITH(cmd_train(with(extra)), doctest::Contains(message));
+  }
+  CHECK_FALSE(fs::exists(tmp.path / "never" / "checkpoint.safetensors"));
+  CHECK_THROWS_WITH(
+      cmd_train({"--task", "sum2seq", "--model", "memn2n", "--out", (tmp.path / "m").string()}),
+      doctest::Contains("model memn2n does not fit task sum2seq"));
+}
+
+TEST_CASE("a run directory with bad contents is an error naming the file") {
+  TempDir tmp;
+  const fs::path run = tmp.path / "run";
+  REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
+  const std::string config = (run / "config.json").string();
+  const std::string checkpoint = (run / "checkpoint.safetensors").string();
+  std::ifstream in(config);
+  const nlohmann::json good = nlohmann::json::parse(in);
+
+  auto write_config = [&](const nlohmann::json& j) { std::ofstream(config) << j.dump(); };
+  nlohmann::json bad = good;
+  bad["train"]["batch"] = "4";
+  write_config(bad);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
+                       doctest::Contains("config.json: train setting 'batch' is \"4\""), Error);
+  bad = good;
+  bad["task_settings"]["test_lmax"] = "3";
+  write_config(bad);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
+                       doctest::Contains("task_settings setting 'test_lmax'"), Error);
+  write_config(good);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", ""}), doctest::Contains("--checkpoint DIR"),
+                       UsageError);
+
+  // A parameter that is not finite, and metadata out of range.
+  TensorFile file = load_safetensors(checkpoint);
+  Tensor* first = nullptr;
+  for (auto& [name, t] : file.tensors)
+    if (!first && name.rfind("param/", 0) == 0) first = &t;
+  REQUIRE(first != nullptr);
+  const double kept = first->at(0);
+  first->set(0, std::numeric_limits<double>::quiet_NaN());
+  save_safetensors(checkpoint, file);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
+                       doctest::Contains("holds nan at element 0 (a parameter must be finite)"),
+                       Error);
+  first->set(0, kept);
+  file.metadata["next_step"] = "-5";
+  save_safetensors(checkpoint, file);
+  CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--quiet"}),
+                       doctest::Contains("checkpoint metadata out of range"), Error);
 }
