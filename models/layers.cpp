@@ -117,6 +117,13 @@ Embedding::Embedding(ParameterSet& params, const std::string& name, int64_t rows
 }
 
 Var Embedding::operator()(Tape& tape, Var ids) const {
+  // gather_rows would reject the id too; here the message names the table, whose size is a
+  // vocabulary setting of the model or its task.
+  const Tensor& v = ids.value();
+  for (int64_t i = 0; i < v.numel(); ++i)
+    MG_CHECK(v.at(i) >= 0 && v.at(i) < double(rows_), table_->name, ": token id ", v.at(i),
+             " (position ", i, " of ids of shape ", v.shape(), ") is not in [0, ", rows_,
+             "): the data has more tokens than the embedding's vocabulary setting");
   return gather_rows(tape.param(*table_), ids);
 }
 

@@ -193,7 +193,12 @@ std::string render_text(const std::vector<TraceSeries>& series) {
           if (!std::isfinite(t)) t = 1;
           out << kShades[std::clamp(int(std::lround(4 * t)), 0, 4)];
         }
-        out << '|';
+        // Where the row peaks: the slot written, the memory attended to.
+        const auto& row = shown.rows[k];
+        const size_t at = size_t(std::max_element(row.begin(), row.end()) - row.begin());
+        char peak[48];
+        std::snprintf(peak, sizeof peak, "|  max %.3g at %zu", row[at], at);
+        out << peak;
       }
       out << "\n";
     }

@@ -35,8 +35,9 @@ std::vector<TraceSeries> select_series(const std::vector<TraceSeries>& all,
                                        const std::string& filter);
 
 // A terminal view: per series its shape and, per step, the numbers (up to 8 values) or a row of
-// shade cells scaled to the series' range (up to 64 values); larger values (memories, link
-// matrices) are shown as the L2 norm of each row over their last axis.
+// shade cells scaled to the series' range with the row's largest value and its index (up to 64
+// values); larger values (memories, link matrices) are shown as the L2 norm of each row over
+// their last axis.
 std::string render_text(const std::vector<TraceSeries>& series);
 
 // {"series": [{"name", "shape", "steps", "values"}]}: everything, for plotting elsewhere.

@@ -105,7 +105,8 @@ TEST_CASE("inspect: text shows numbers, shade rows, or row norms by size") {
   const std::string text = render_text(group_trace(trace));
   CHECK(text.find("a/gate  [2]\n  t0      0.500   0.125\n") != std::string::npos);
   CHECK(text.find("a/usage  [16]\n  shades 0 .. 1\n  t0   | ") != std::string::npos);
-  CHECK(text.find("\u2588|") != std::string::npos);  // the largest value: a full block, last
+  // The largest value: a full block, last, and named.
+  CHECK(text.find("\u2588|  max 1 at 15\n") != std::string::npos);
   CHECK(text.find("a/memory  [2,100]  L2 norm of each row over the last axis (100 values)\n  t0 "
                   "     5.000   0.000\n") != std::string::npos);
 }

@@ -227,6 +227,7 @@ TEST_CASE("settings that cannot work are errors before training starts") {
       {{"--lmax", "100000"}, "lmax must be a whole number in [1, 1000], got 100000"},
       {{"--test-lmax", "3,5000"}, "test_lmax values must be a whole number in [1, 1000]"},
       {{"--hidden", "1.5"}, "--hidden expects a whole number, got '1.5'"},
+      {{"--input-vocab2", "5"}, "enc2.embedding: token id"},  // fails at the first step
   };
   for (const auto& [extra, message] : cases) {
     CAPTURE(extra[0]);
