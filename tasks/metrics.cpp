@@ -397,14 +397,15 @@ class TableBuilder {
     throw DataError(table_.path + ":" + std::to_string(line) + ": " + message);
   }
 
-  // One row of cells; `is_number[c]` says whether cell c parsed, `text[c]` is shown in errors.
+  // One row of cells; `values[c]` is empty when cell c is not a number, `text[c]` is shown in
+  // errors. `is_header`: the row looks like a header (by its format's rule), skipped if first.
   void add(std::size_t line, const std::vector<std::optional<double>>& values,
-           const std::vector<std::string>& text) {
+           const std::vector<std::string>& text, bool is_header) {
     const bool first = !seen_first_;
     seen_first_ = true;
     if (first) columns_ = values.size();
-    if (first && std::none_of(values.begin(), values.end(), [](auto& v) { return v.has_value(); }))
-      return;  // header row
+    if (first && is_header) return;
+    if (values.empty()) fail(line, "empty row (no values)");
     if (values.size() != columns_)
       fail(line, "expected " + std::to_string(columns_) + " columns, found " +
                      std::to_string(values.size()));
@@ -439,24 +440,31 @@ void add_csv_line(TableBuilder& builder, std::size_t line, std::string_view text
     values.push_back(parse_number(cell));
     cells.emplace_back(trim(cell));
   }
-  builder.add(line, values, cells);
+  const bool header =
+      std::none_of(values.begin(), values.end(), [](auto& v) { return v.has_value(); });
+  builder.add(line, values, cells, header);
 }
 
 void add_jsonl_line(TableBuilder& builder, std::size_t line, std::string_view text) {
-  nlohmann::json row;
-  try {
-    row = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    builder.fail(line, std::string("invalid JSON: ") + e.what());
-  }
-  if (!row.is_array()) builder.fail(line, "expected a JSON array, found " + row.dump());
   std::vector<std::optional<double>> values;
   std::vector<std::string> cells;
-  for (const auto& cell : row) {
-    values.push_back(cell.is_number() ? std::optional<double>(cell.get<double>()) : std::nullopt);
-    cells.push_back(cell.dump());
+  bool header = false;
+  try {
+    const nlohmann::json row = nlohmann::json::parse(text);
+    if (!row.is_array()) builder.fail(line, "expected a JSON array, found " + row.dump());
+    for (const auto& cell : row) {
+      values.push_back(cell.is_number() ? std::optional<double>(cell.get<double>()) : std::nullopt);
+      cells.push_back(cell.dump());
+    }
+    // Only names make a header: a first row of booleans or nulls is bad data, not a header.
+    header = !row.empty() && std::all_of(row.begin(), row.end(),
+                                         [](const nlohmann::json& c) { return c.is_string(); });
+  } catch (const nlohmann::json::exception& e) {  // syntax, number overflow (1e400), ...
+    std::string message = "invalid JSON: ";
+    message += e.what();
+    builder.fail(line, message);
   }
-  builder.add(line, values, cells);
+  builder.add(line, values, cells, header);
 }
 
 }  // namespace

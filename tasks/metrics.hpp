@@ -146,8 +146,9 @@ struct Table {
 // Reads a numeric matrix. Files ending in ".jsonl" hold one JSON array of numbers per line; any
 // other file is CSV (comma-separated, surrounding spaces and double quotes of a cell ignored, no
 // commas inside cells). Blank lines are skipped. The first row is a header, and skipped, when none
-// of its cells is a number. Throws DataError for a missing/unreadable file, no data rows, a ragged
-// row, a cell that is not a number, or a value that is NaN or infinite.
+// of its cells is a number (CSV) or all of them are strings (JSONL). Throws DataError for a
+// missing/unreadable file, no data rows, an empty or ragged row, a cell that is not a number
+// (JSONL true/false included), invalid JSON, or a value that is NaN or infinite.
 Table read_matrix_file(const std::string& path);
 
 // The table as 0/1 labels; throws DataError naming the line of any other value.

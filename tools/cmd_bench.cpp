@@ -1,6 +1,7 @@
 // memgrad bench: performance figures. Never used as assertions in tests; numbers vary by 20% from
 // run to run on shared machines, so every figure is the median of several repetitions.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -190,19 +191,39 @@ void print_profile(const nlohmann::json& rows, double step_ms) {
   std::printf("  %-22s %8s %10.3f %10.3f\n", "total", "", fwd, bwd);
 }
 
-int bench_model(Words words) {
-  // --steps is ours; everything else is a `memgrad train` flag.
+// --steps N, strictly: "5x" or "1e3" is a typo, not 5 or 1. The bound keeps the step counts
+// below far from overflow.
+int64_t parse_steps(const std::string& text) {
+  constexpr int64_t kMaxSteps = 1000000000;
+  int64_t n = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, ec] = std::from_chars(text.data(), end, n);
+  if (text.empty() || ec != std::errc() || stop != end || n < 1 || n > kMaxSteps) {
+    std::string message = "--steps expects a whole number from 1 to 1000000000, got '";
+    message += text;
+    message += "'";
+    throw UsageError(message);
+  }
+  return n;
+}
+
+int bench_model(const Words& given) {
+  // --steps and --profile are ours; everything else is a `memgrad train` flag.
   int64_t steps = 20;
-  for (size_t i = 0; i + 1 < words.size(); ++i)
-    if (words[i] == "--steps") {
-      steps = std::stoll(words[i + 1]);
-      words.erase(words.begin() + long(i), words.begin() + long(i) + 2);
-      break;
+  bool profile = false;
+  Words words;
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (given[i] == "--steps") {
+      if (i + 1 >= given.size()) throw UsageError("option --steps needs a value");
+      steps = parse_steps(given[++i]);
+    } else if (given[i].rfind("--steps=", 0) == 0) {
+      steps = parse_steps(given[i].substr(8));
+    } else if (given[i] == "--profile") {
+      profile = true;
+    } else {
+      words.push_back(given[i]);
     }
-  if (steps < 1) throw UsageError("--steps must be at least 1");
-  const auto profile_flag = std::find(words.begin(), words.end(), "--profile");
-  const bool profile = profile_flag != words.end();
-  if (profile) words.erase(profile_flag);
+  }
   nlohmann::json flags;
   RunConfig rc = parse_run_flags(words, nullptr, nullptr, &flags);
   if (profile && rc.train.at("shards").get<int64_t>() > 1)
@@ -214,6 +235,7 @@ int bench_model(Words words) {
   rc.train["epochs"] = 0;
   rc.train["iterations"] = warmup + (profile ? 2 : 1) * steps;
   Trainer trainer(rc);
+  reject_task_set_flags(flags["given"].get<std::vector<std::string>>(), trainer);
   std::vector<double> total, fwd, bwd, opt, allocs;
   for (int64_t step = 0; step < warmup + steps; ++step) {
     const uint64_t a0 = heap_allocations();
@@ -271,14 +293,25 @@ int bench_model(Words words) {
 }  // namespace
 
 int cmd_bench(const Words& words) {
-  const bool model_mode = std::find(words.begin(), words.end(), "--model") != words.end();
+  auto has = [&](const char* word) {
+    return std::find(words.begin(), words.end(), word) != words.end();
+  };
+  // --model NAME or --model=NAME, as every flag (parse_run_flags reads both).
+  const bool model_mode = has("--model") || std::any_of(words.begin(), words.end(), [](auto& w) {
+                            return w.rfind("--model=", 0) == 0;
+                          });
   if (model_mode) {
-    if (std::find(words.begin(), words.end(), "--help") != words.end()) {
+    if (has("--help")) {
       std::fputs(kHelp, stdout);
       return 0;
     }
     return bench_model(words);
   }
+  // Without --model only `bench ops` is left: say what is missing rather than "unknown option".
+  if (!has("ops") && !has("--help"))
+    throw UsageError(
+        "expected `memgrad bench ops` or `memgrad bench --model NAME --task TASK`: --model is "
+        "missing (see --help)");
   Args args(words, {"json", "help", "quick"}, {"threads"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);

@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "engine/gradcheck.hpp"
 #include "models/model_check.hpp"
@@ -12,8 +14,9 @@ namespace memgrad::cli {
 namespace {
 
 const char* kHelp =
-    R"(usage: memgrad gradcheck --op all|NAME [--verbose] [--json] [--list] [--threads N]
-       memgrad gradcheck --model all|NAME [--verbose] [--json]
+    R"(usage: memgrad gradcheck --op all|NAME [--verbose] [--json] [--threads N]
+       memgrad gradcheck --model all|NAME [--verbose] [--json] [--threads N]
+       memgrad gradcheck --list [--json]
 
 Checks gradients by central finite differences in float64: every registered case of the op
 (several random shapes, batch 1 included) is built, its output scalarised with a fixed random
@@ -31,7 +34,7 @@ non-differentiable points (relu at 0, ties in sort), as each case's note says.
                   batch), float64
   --verbose       print analytic and numeric gradients side by side
   --json          {"checks":[{"name","max_abs_err","max_rel_err","passed"}...],"passed":N,"failed":M}
-  --list          list registered ops and their cases
+  --list          list registered ops and their cases (with --json: {"cases":[{"op","name"}...]})
 Exit code: 0 all passed, 1 a check failed, 2 bad usage.
 )";
 
@@ -74,24 +77,48 @@ int finish(bool json, const nlohmann::json& checks, int passed, int failed) {
 }
 
 int check_models(const std::string& which, bool json, bool verbose) {
+  // Select before printing anything: a bad name gets the error alone, not under a table header.
+  std::vector<const ModelInfo*> selected;
+  std::string known;
+  for (const ModelInfo& m : all_models()) {
+    if (which == "all" || which == m.name) selected.push_back(&m);
+    known += known.empty() ? "" : ", ";
+    known += m.name;
+  }
+  if (selected.empty()) {
+    std::string message = "no registered model named '";
+    message += which;
+    message += "' (models: ";
+    message += known;
+    message += ")";
+    throw UsageError(message);
+  }
   nlohmann::json checks = nlohmann::json::array();
   int passed = 0, failed = 0;
-  bool found = false;
   if (!json)
     std::printf("%-34s %14s %14s  %s\n", "model/variant", "max abs err", "max rel err", "result");
-  for (const ModelInfo& m : all_models()) {
-    if (which != "all" && which != m.name) continue;
-    found = true;
-    for (const GradCheckResult& r : check_model_gradients(m, verbose)) {
-      (report(r, m.name, json, checks) ? passed : failed)++;
+  for (const ModelInfo* m : selected) {
+    for (const GradCheckResult& r : check_model_gradients(*m, verbose)) {
+      (report(r, m->name, json, checks) ? passed : failed)++;
       if (verbose && !json)
         for (size_t i = 0; i < r.inputs.size(); ++i)
           std::printf("    parameter %zu: max abs err %.3e, max rel err %.3e\n", i,
                       r.inputs[i].max_abs_err, r.inputs[i].max_rel_err);
     }
   }
-  if (!found) throw UsageError("no registered model named '" + which + "'");
   return finish(json, checks, passed, failed);
+}
+
+int list_cases(bool json) {
+  if (!json) {
+    for (const GradCase& c : all_grad_cases())
+      std::printf("%-18s %s\n", c.op.c_str(), c.name.c_str());
+    return 0;
+  }
+  nlohmann::json cases = nlohmann::json::array();
+  for (const GradCase& c : all_grad_cases()) cases.push_back({{"op", c.op}, {"name", c.name}});
+  std::cout << nlohmann::json{{"cases", cases}}.dump(2) << "\n";
+  return 0;
 }
 
 }  // namespace
@@ -103,14 +130,14 @@ int cmd_gradcheck(const Words& words) {
     return 0;
   }
   threads_option(args);
-  if (args.has("list")) {
-    for (const GradCase& c : all_grad_cases())
-      std::printf("%-18s %s\n", c.op.c_str(), c.name.c_str());
-    return 0;
-  }
-  if (auto model = args.get("model"))
-    return check_models(*model, args.has("json"), args.has("verbose"));
-  const auto op = args.get("op");
+  const auto op = args.get("op"), model = args.get("model");
+  // Each of --list, --op and --model is a run of its own; a second one would be ignored silently.
+  if (args.has("list") && (op || model))
+    throw UsageError("--list lists every op's cases: it takes no --op or --model (see --help)");
+  if (op && model)
+    throw UsageError("--op and --model are separate runs: give one of them (see --help)");
+  if (args.has("list")) return list_cases(args.has("json"));
+  if (model) return check_models(*model, args.has("json"), args.has("verbose"));
   if (!op) throw UsageError("--op all|NAME or --model all|NAME is required (see --help)");
   std::vector<const GradCase*> selected;
   for (const GradCase& c : all_grad_cases())

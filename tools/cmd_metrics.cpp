@@ -27,8 +27,10 @@ Multi-label metrics of SCORES against LABELS (definitions follow scikit-learn; d
 Input
   LABELS, SCORES  one row per sample, one column per label, same shape. CSV (comma-separated; a
                   first row none of whose cells is a number is a header and skipped; blank lines
-                  skipped), or JSONL (one JSON array per line) when the name ends in .jsonl.
-                  Labels are 0 or 1, scores finite real numbers.
+                  skipped), or JSONL (one JSON array of numbers per line; a first row of
+                  strings only is a header and skipped) when the name ends in .jsonl.
+                  Labels are 0 or 1 (JSON true/false are not numbers), scores finite real
+                  numbers.
   --k LIST        comma-separated k values for P@k and R@k (default 1,2,5)
   --threshold T   a label is predicted when its score is >= T (default 0.5)
   --threads N     accepted by every memgrad tool (the metrics run on one thread)

@@ -1,0 +1,212 @@
+// Bad input to memgrad metrics, bench and gradcheck: each gets a clear error naming the file and
+// line (or the flag) at fault, thrown as a type main.cpp turns into exit code 2, and nothing on
+// stdout.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "engine/error.hpp"
+#include "tests/test_util.hpp"
+#include "tools/args.hpp"
+#include "tools/commands.hpp"
+
+using namespace memgrad::cli;
+using memgrad::test::TempDir;
+
+namespace {
+
+struct Run {
+  int code = 0;       // as main.cpp maps the intended error types: 2 bad input, 3 anything else
+  std::string error;  // what() of the exception, if any
+  std::string out;    // everything printed on stdout
+};
+
+// Runs a command with stdout (printf and std::cout) captured in a file.
+Run run(int (*command)(const Words&), const Words& words) {
+  TempDir tmp;
+  const std::string path = (tmp.path / "stdout").string();
+  std::cout.flush();
+  std::fflush(stdout);
+  const int saved = ::dup(STDOUT_FILENO);
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  REQUIRE(file != nullptr);
+  ::dup2(::fileno(file), STDOUT_FILENO);
+  Run r;
+  try {
+    r.code = command(words);
+  } catch (const UsageError& e) {
+    r = {2, e.what(), ""};
+  } catch (const memgrad::Error& e) {
+    r = {2, e.what(), ""};
+  } catch (const std::exception& e) {  // a defect even where main.cpp has a fallback for it
+    r = {3, e.what(), ""};
+  }
+  std::cout.flush();
+  std::fflush(stdout);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  std::fclose(file);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  r.out = text.str();
+  return r;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const char* kScores4 = "0.9,0.1,0.8\n0.7,0.2,0.6\n0.1,0.9,0.3\n0.8,0.7,0.2\n";
+
+}  // namespace
+
+// ---- memgrad metrics ----------------------------------------------------------------------------
+
+TEST_CASE("metrics: a JSONL first row of booleans is bad data on line 1, not a skipped header") {
+  TempDir tmp;
+  const std::string scores = tmp.write("s.csv", kScores4);
+  const std::string labels = tmp.write("l.jsonl", "[true,false,true]\n[1,0,1]\n[0,1,0]\n[1,1,0]\n");
+  const Run r = run(cmd_metrics, {"--labels", labels, "--scores", scores});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "l.jsonl:1: column 1: not a number: 'true'"));
+  CHECK_FALSE(contains(r.error, "has 3"));  // it once said the 4-row file had 3 rows
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("metrics: JSONL booleans are rejected on every row alike") {
+  TempDir tmp;
+  const std::string scores = tmp.write("s.csv", kScores4);
+  const std::string labels = tmp.write("l.jsonl", "[1,0,1]\n[0,1,0]\n[1,false,0]\n[1,1,0]\n");
+  const Run r = run(cmd_metrics, {"--labels", labels, "--scores", scores});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "l.jsonl:3: column 2: not a number: 'false'"));
+}
+
+TEST_CASE("metrics: a JSONL first row of names is still a header (docs/metrics.md)") {
+  TempDir tmp;
+  const std::string scores = tmp.write("s.csv", kScores4);
+  const std::string labels =
+      tmp.write("l.jsonl", "[\"a\",\"b\",\"c\"]\n[1,0,1]\n[0,1,0]\n[1,1,0]\n[0,0,1]\n");
+  const Run r = run(cmd_metrics, {"--labels", labels, "--scores", scores});
+  CHECK(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["samples"] == 4);
+}
+
+TEST_CASE("metrics: a JSONL number out of range is an error on its line") {
+  TempDir tmp;
+  const std::string labels = tmp.write("l.csv", "1,0\n0,1\n");
+  const std::string scores = tmp.write("big.jsonl", "[0.5,0.5]\n[0.1,1e400]\n");
+  const Run r = run(cmd_metrics, {"--labels", labels, "--scores", scores});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "big.jsonl:2: invalid JSON"));
+  CHECK(contains(r.error, "1e400"));
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("metrics: empty JSONL rows are an error on their line") {
+  TempDir tmp;
+  const std::string empty = tmp.write("e.jsonl", "[]\n[]\n");
+  Run r = run(cmd_metrics, {"--labels", empty, "--scores", empty});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "e.jsonl:1: empty row"));
+
+  const std::string labels = tmp.write("l.csv", "1,0\n0,1\n");
+  const std::string later = tmp.write("later.jsonl", "[0.5,0.5]\n[]\n");
+  r = run(cmd_metrics, {"--labels", labels, "--scores", later});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "later.jsonl:2: empty row"));
+}
+
+// ---- memgrad bench ------------------------------------------------------------------------------
+
+namespace {
+Words bench_lstm(const Words& more) {
+  Words words = {"--model", "lstm", "--task", "sum2seq", "--threads", "1", "--json"};
+  words.insert(words.end(), more.begin(), more.end());
+  return words;
+}
+}  // namespace
+
+TEST_CASE("bench: --steps takes a whole number of at least 1, and says so") {
+  for (const char* text : {"abc", "99999999999999999999", "5x", "0", "-1", "1e3", ""}) {
+    INFO("--steps '", text, "'");
+    // Built with += (GCC 12 -Wrestrict false positive on "literal" + std::string).
+    std::string quoted = "'", inline_form = "--steps=";
+    quoted += text;
+    quoted += "'";
+    inline_form += text;
+    Run r = run(cmd_bench, bench_lstm({"--steps", text}));
+    CHECK(r.code == 2);
+    CHECK(contains(r.error, "--steps expects a whole number"));
+    CHECK(contains(r.error, quoted));
+    CHECK(r.out.empty());
+    r = run(cmd_bench, bench_lstm({inline_form}));
+    CHECK(r.code == 2);
+    CHECK(contains(r.error, "--steps expects a whole number"));
+  }
+  const Run r = run(cmd_bench, bench_lstm({"--steps"}));
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "--steps needs a value"));
+}
+
+TEST_CASE("bench: --model=NAME and --task=NAME work like --model NAME and --task NAME") {
+  const Run r =
+      run(cmd_bench, {"--model=lstm", "--task=sum2seq", "--steps=2", "--threads", "1", "--json"});
+  REQUIRE(r.code == 0);
+  const auto out = nlohmann::json::parse(r.out);
+  CHECK(out["model"] == "lstm");
+  CHECK(out["task"] == "sum2seq");
+  CHECK(out["steps_measured"] == 2);
+}
+
+TEST_CASE("bench: a missing --model or model name is named as such") {
+  Run r = run(cmd_bench, {"--task", "sum2seq"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "--model is missing"));
+  r = run(cmd_bench, {"--task", "sum2seq", "--model"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "--model needs a value"));
+}
+
+// ---- memgrad gradcheck --------------------------------------------------------------------------
+
+TEST_CASE("gradcheck: an unknown --model prints nothing but the error") {
+  const Run r = run(cmd_gradcheck, {"--model", "nosuch"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "no registered model named 'nosuch'"));
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("gradcheck: --op and --model together are rejected, not one of them ignored") {
+  for (const Words& words :
+       {Words{"--op", "all", "--model", "all"}, Words{"--op", "add", "--model", "nosuch"}}) {
+    const Run r = run(cmd_gradcheck, words);
+    CHECK(r.code == 2);
+    CHECK(contains(r.error, "--op and --model"));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("gradcheck: --list --json prints JSON; --list takes no --op or --model") {
+  Run r = run(cmd_gradcheck, {"--list", "--json"});
+  REQUIRE(r.code == 0);
+  const auto cases = nlohmann::json::parse(r.out)["cases"];
+  REQUIRE(cases.is_array());
+  REQUIRE_FALSE(cases.empty());
+  CHECK(cases[0].contains("op"));
+  CHECK(cases[0].contains("name"));
+  for (const Words& words : {Words{"--list", "--op", "add"}, Words{"--list", "--model", "all"}}) {
+    r = run(cmd_gradcheck, words);
+    CHECK(r.code == 2);
+    CHECK(contains(r.error, "--list"));
+    CHECK(r.out.empty());
+  }
+}
