@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "engine/error.hpp"
@@ -39,6 +41,44 @@ int64_t parse_id(const std::string& s) {
     v = v * 10 + (c - '0');
   }
   return v >= 1 ? v : -1;
+}
+
+// Text from a file or a setting, fit to quote in an error message: bytes outside printable ASCII
+// (control characters, DEL, bytes >= 0x80) become \xNN and a backslash becomes \\, so binary
+// data cannot garble the terminal; cut with "..." past kQuoteChars characters.
+constexpr size_t kQuoteChars = 60;
+std::string quote(std::string_view s) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::string piece;
+    if (c == '\\') {
+      piece = "\\\\";
+    } else if (c >= 0x20 && c < 0x7f) {
+      piece = char(c);
+    } else {
+      piece = "\\x";
+      piece += kHex[c >> 4];
+      piece += kHex[c & 15];
+    }
+    if (out.size() + piece.size() > kQuoteChars) {
+      out += "...";
+      break;
+    }
+    out += piece;
+  }
+  return out;
+}
+
+// Lines of bAbI files are under 100 bytes; a longer one than this is not bAbI text (a binary or
+// wrong file), and is rejected before it can take memory without bound.
+constexpr std::streamsize kMaxLineBytes = 65536;
+
+// Questions of a training file of n questions that train; the rest validate (the official split:
+// the first floor(0.9 n) train).
+int64_t train_count(int64_t n, double valid_fraction) {
+  return int64_t(std::floor((1.0 - valid_fraction) * double(n) + 1e-9));
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -77,11 +117,19 @@ RawFile read_file(const std::string& path) {
   RawFile file;
   file.path = path;
   std::string line;
+  std::vector<char> buffer(size_t(kMaxLineBytes) + 1);
   int64_t line_no = 0, prev_id = 0;
   // Per line id of the current story: the statement index, or -1 for a question line.
   std::vector<int64_t> id_kind;
-  while (std::getline(in, line)) {
+  while (true) {
+    // A line of at most kMaxLineBytes bytes (NUL bytes included) without its '\n'.
+    in.getline(buffer.data(), std::streamsize(buffer.size()));
+    const std::streamsize got = in.gcount();
+    if (in.bad() || (got == 0 && in.eof())) break;
     ++line_no;
+    MG_CHECK(!in.fail(), path, ":", line_no, ": line longer than ", kMaxLineBytes,
+             " bytes (not a bAbI text file?): '", quote({buffer.data(), size_t(got)}), "'");
+    line.assign(buffer.data(), size_t(in.eof() ? got : got - 1));  // without the '\n'
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (trim(line).empty()) continue;
     auto bad = [&](const auto&... parts) { fail(path, ":", line_no, ": ", parts...); };
@@ -89,7 +137,8 @@ RawFile read_file(const std::string& path) {
     const size_t space = line.find_first_of(" \t");
     const std::string id_text = line.substr(0, space);
     const int64_t id = parse_id(id_text);
-    if (id < 0) bad("bad line id '", id_text, "' (a line starts with a positive integer id)");
+    if (id < 0)
+      bad("bad line id '", quote(id_text), "' (a line starts with a positive integer id)");
     if (id == 1) {
       file.stories.emplace_back();
       id_kind.assign(1, -1);  // index 0 unused
@@ -121,14 +170,15 @@ RawFile read_file(const std::string& path) {
     q.answer = lower(trim(fields[1]));
     if (q.answer.empty()) bad("empty answer");
     if (q.answer.find_first_of(" \t") != std::string::npos)
-      bad("answer '", q.answer, "' is not one token (a list is written 'a,b')");
+      bad("answer '", quote(q.answer), "' is not one token (a list is written 'a,b')");
     if (fields.size() == 3) {
       std::istringstream ids(fields[2]);
       std::string s;
       while (ids >> s) {
         const int64_t fact = parse_id(s);
         if (fact < 0 || fact >= id || id_kind[size_t(fact)] < 0)
-          bad("bad supporting fact id '", s, "' (it must name an earlier statement of the story)");
+          bad("bad supporting fact id '", quote(s),
+              "' (it must name an earlier statement of the story)");
         q.supporting.push_back(int(id_kind[size_t(fact)]));
       }
     }
@@ -174,7 +224,7 @@ std::vector<int> parse_task_list(const std::string& spec_in) {
   }
   auto number = [&](const std::string& s) {
     const int64_t v = parse_id(trim(s));
-    MG_CHECK(v >= 1 && v <= kNumTasks, "babi: bad task '", spec_in,
+    MG_CHECK(v >= 1 && v <= kNumTasks, "babi: bad task '", quote(spec_in),
              "' (expected 1..20, \"all\", or a list such as \"1,2,4-20\")");
     return int(v);
   };
@@ -184,7 +234,7 @@ std::vector<int> parse_task_list(const std::string& spec_in) {
       tasks.push_back(number(part));
     } else {
       const int a = number(part.substr(0, dash)), b = number(part.substr(dash + 1));
-      MG_CHECK(a <= b, "babi: bad task range '", part, "' in '", spec_in, "'");
+      MG_CHECK(a <= b, "babi: bad task range '", quote(part), "' in '", quote(spec_in), "'");
       for (int t = a; t <= b; ++t) tasks.push_back(t);
     }
   }
@@ -217,10 +267,36 @@ Data load(const LoadOptions& o) {
   d.data_dir = o.data_dir;
   d.set = o.set;
   d.tasks = o.tasks;
-  // Read every file first, so that a missing one is reported before any work.
+  // Read every file first, so that a missing or unusable one is reported before any work.
+  auto read = [&](int task, const std::string& split) {
+    RawFile f = read_file(task_file(o.data_dir, o.set, task, split));
+    if (f.questions.empty()) {
+      size_t statements = 0;
+      for (const auto& story : f.stories) statements += story.size();
+      if (statements == 0) fail(f.path, ": no questions (the file is empty)");
+      fail(f.path, ": no questions (", statements,
+           statements == 1 ? " statement in " : " statements in ", f.stories.size(),
+           f.stories.size() == 1 ? " story" : " stories",
+           ", but no question line '<id> question?<TAB>answer<TAB>ids')");
+    }
+    if (split == "train") {
+      const auto n = int64_t(f.questions.size());
+      const int64_t n_train = train_count(n, o.valid_fraction);
+      if (n_train < 1) {
+        int64_t need =
+            std::max<int64_t>(1, int64_t(std::ceil(1.0 / (1.0 - o.valid_fraction) - 1e-6)));
+        while (train_count(need, o.valid_fraction) < 1) ++need;
+        fail(f.path, ": too few questions to train on: ", n, n == 1 ? " question" : " questions",
+             ", split ", n_train, " train / ", n - n_train, " validation (the last ",
+             o.valid_fraction * 100, "% of each training file validates); at least ", need,
+             " are needed");
+      }
+    }
+    return f;
+  };
   std::vector<RawFile> train_files, test_files;
-  for (int t : o.tasks) train_files.push_back(read_file(task_file(o.data_dir, o.set, t, "train")));
-  for (int t : o.tasks) test_files.push_back(read_file(task_file(o.data_dir, o.set, t, "test")));
+  for (int t : o.tasks) train_files.push_back(read(t, "train"));
+  for (int t : o.tasks) test_files.push_back(read(t, "test"));
 
   auto add_sentence = [&](const std::vector<std::string>& words) {
     for (const std::string& w : words) d.tokens.push_back(d.vocab.add(w));
@@ -262,8 +338,7 @@ Data load(const LoadOptions& o) {
     encode(train_files[i], o.tasks[i], all);
     for (const Example& e : all)
       longest_train_window = std::max<int>(longest_train_window, e.count);
-    const auto n = int64_t(all.size());
-    const auto n_train = int64_t(std::floor((1.0 - o.valid_fraction) * double(n) + 1e-9));
+    const int64_t n_train = train_count(int64_t(all.size()), o.valid_fraction);
     d.train.insert(d.train.end(), all.begin(), all.begin() + n_train);
     d.valid.insert(d.valid.end(), all.begin() + n_train, all.end());
   }
@@ -281,9 +356,18 @@ Data load(const LoadOptions& o) {
   return d;
 }
 
+void check_random_time(double random_time) {
+  MG_CHECK(random_time >= 0 && random_time <= kMaxRandomTime,
+           "babi: random_time (--random-time) must be in [0, ", kMaxRandomTime, "], got ",
+           random_time,
+           " (a fraction: random noise adds up to ceil(random_time * n) blank temporal slots "
+           "among a story's n memories; 0 = off, official and default 0.1)");
+}
+
 void fill_batch(const Data& data, const std::vector<Example>& examples,
                 std::span<const int64_t> indices, Rng* noise, double random_time, DType dtype,
                 Batch& batch) {
+  if (noise) check_random_time(random_time);
   const auto b = int64_t(indices.size());
   MG_CHECK(b >= 1, "babi: empty batch");
   int64_t m = 1;
@@ -374,13 +458,18 @@ class BabiTask : public Task {
       o.data_dir = settings_.at("data_dir").get<std::string>();
       o.set = settings_.at("babi_set").get<std::string>();
       o.tasks = babi::parse_task_list(task_spec(settings_.at("babi_task")));
-      o.memory_size = settings_.at("memory_size").get<int>();
+      const nlohmann::json& memory_size = settings_.at("memory_size");
+      MG_CHECK(memory_size.is_number_integer() && memory_size.get<int64_t>() >= 1 &&
+                   memory_size.get<int64_t>() <= INT_MAX,
+               "babi: memory_size must be a whole number in [1, ", INT_MAX, "], got ",
+               memory_size.dump());
+      o.memory_size = int(memory_size.get<int64_t>());
       random_time_ = settings_.at("random_time").get<double>();
       seed_ = settings_.at("seed").get<uint64_t>();
     } catch (const nlohmann::json::exception& e) {
       fail("babi: bad setting type (", e.what(), ")");
     }
-    MG_CHECK(random_time_ >= 0, "babi: random_time must be >= 0, got ", random_time_);
+    babi::check_random_time(random_time_);
     data_ = babi::load(o);
     MG_CHECK(!data_.train.empty(), "babi: no training questions");
   }

@@ -70,8 +70,11 @@ struct RawFile {
 // with an id that is not a positive integer or does not follow the previous one (the first line
 // must be 1), an empty sentence, a question without a tab-separated answer, an answer with no
 // question (a tab on a line whose text is not a question), an empty answer, more than three
-// tab-separated fields, and a supporting-fact id that does not name an earlier statement of the
-// story; "path: cannot open" for a missing or unreadable file. Blank lines are skipped.
+// tab-separated fields, a supporting-fact id that does not name an earlier statement of the
+// story, and a line longer than 64 KiB (bAbI lines are under 100 bytes); "path: cannot open" for
+// a missing or unreadable file. Blank lines are skipped. File text quoted in a message has bytes
+// outside printable ASCII escaped as \xNN and is cut at 60 characters with "...". A file with no
+// questions is read without error (load() rejects it).
 RawFile read_file(const std::string& path);
 
 // The file of one task: <data_dir>/tasks_1-20_v1-2/<set>/qa<task>_*_<split>.txt (data_dir may
@@ -138,16 +141,28 @@ struct LoadOptions {
 
 // Loads the train and test files of the selected tasks. Each training file's questions are
 // split in file order: the first floor(0.9 n) train, the rest validation (as the official
-// single-task code does).
+// single-task code does). Throws an Error naming the file for a file (train or test) without
+// questions, and for a training file whose split leaves no training question (fewer than 2 at
+// valid_fraction 0.1).
 Data load(const LoadOptions& options);
 
 // Fills `batch` with the examples `examples[indices[i]]`. With `noise` (training with random
 // noise, RN), the temporal indices of a sample with n memories get random gaps as in the official
 // code: draw nblank uniformly from {0, ..., ceil(random_time * n)}, take a random permutation of
 // 1..n+nblank, clip its values to memory_size, keep the first n and sort them in descending
-// order (oldest memory first). Without noise the indices are exact: n, n-1, ..., 1.
+// order (oldest memory first). Without noise the indices are exact: n, n-1, ..., 1. With noise,
+// random_time must be in [0, kMaxRandomTime] (check_random_time).
 void fill_batch(const Data& data, const std::vector<Example>& examples,
                 std::span<const int64_t> indices, Rng* noise, double random_time, DType dtype,
                 Batch& batch);
+
+// Random noise adds up to ceil(random_time * n) blank slots among n memories: random_time is a
+// fraction (official and default 0.1, the paper's "10% empty memories"). Above 1 more than half
+// the time slots would be blanks; unbounded, it would make fill_batch's permutation as large as
+// the value asks (1e9: gigabytes per sample).
+constexpr double kMaxRandomTime = 1.0;
+
+// Throws an Error naming the setting unless 0 <= random_time <= kMaxRandomTime (NaN fails).
+void check_random_time(double random_time);
 
 }  // namespace memgrad::babi

@@ -1,6 +1,7 @@
 // The bAbI loader and task: the text format on small files written here (stories, list answers,
-// direction pairs, the memory window, tokens, every malformed-line error with file:line), batches,
-// evaluation, and counts on the real data when ../shared/data/babi is present.
+// direction pairs, the memory window, tokens, every malformed-line error with file:line, escaped
+// quotes of file text), files without questions or too few to split, settings out of range,
+// batches, evaluation, and counts on the real data when ../shared/data/babi is present.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -302,6 +303,145 @@ TEST_CASE("babi: the task: settings, dims, pure training batches, evaluation") {
               create_task("babi", {{"data_dir", dir.path.string()}, {"babi_task", 3}});
             }),
             "qa3_test-task_train.txt:2: question without a tab-separated answer");
+}
+
+TEST_CASE("babi: random_time is a fraction in [0, 1]") {
+  TempDir dir;
+  std::string train;
+  for (int i = 0; i < 10; ++i) train += kStories;
+  write_task(dir, 1, train, kStories);
+  auto create = [&](double random_time) {
+    return error_of([&] {
+      create_task("babi", {{"data_dir", dir.path.string()}, {"random_time", random_time}});
+    });
+  };
+  // 1e9 used to grow memory without bound in the first training batch, 1e15 to throw bad_alloc.
+  for (const char* v : {"1e+09", "1e+15", "1.5", "-0.5"})
+    CHECK_HAS(create(std::stod(v)),
+              std::string("babi: random_time (--random-time) must be in [0, 1], got ") + v);
+  CHECK(create(0) == "(no error)");
+  CHECK(create(1) == "(no error)");
+  CHECK(create(0.1) == "(no error)");
+  // fill_batch checks it too when it adds noise (its callers other than the task).
+  babi::LoadOptions o;
+  o.data_dir = dir.path.string();
+  const babi::Data d = babi::load(o);
+  Batch batch;
+  Rng rng(1, 1);
+  const std::vector<int64_t> idx = {0};
+  CHECK_HAS(error_of([&] { babi::fill_batch(d, d.train, idx, &rng, 1e9, DType::f32, batch); }),
+            "random_time (--random-time) must be in [0, 1], got 1e+09");
+  babi::fill_batch(d, d.train, idx, &rng, 1.0, DType::f32, batch);
+  CHECK(batch.size == 1);
+  // memory_size is a whole number that fits an int (no silent truncation).
+  CHECK_HAS(error_of([&] {
+              create_task("babi", {{"data_dir", dir.path.string()}, {"memory_size", 4294967297}});
+            }),
+            "babi: memory_size must be a whole number in [1, 2147483647], got 4294967297");
+  CHECK_HAS(error_of([&] {
+              create_task("babi", {{"data_dir", dir.path.string()}, {"memory_size", 2.5}});
+            }),
+            "babi: memory_size must be a whole number");
+}
+
+TEST_CASE("babi: a file without questions is an error naming it, train and test alike") {
+  TempDir dir;
+  const std::string statements = "1 Mary went home.\n2 John went out.\n1 Bob sat down.\n";
+  auto load_error = [&](const std::string& train, const std::string& test) {
+    write_task(dir, 1, train, test);
+    return error_of([&] { create_task("babi", {{"data_dir", dir.path.string()}}); });
+  };
+  const std::string base = (dir.path / babi::kDataFolder / "en" / "qa1_test-task_").string();
+  // The test file used to fail only after training: "metrics: bAbI summary of no tasks".
+  CHECK_HAS(load_error(kStories, ""), base + "test.txt: no questions (the file is empty)");
+  CHECK_HAS(load_error(kStories, "\n\n"), base + "test.txt: no questions (the file is empty)");
+  CHECK_HAS(load_error(kStories, statements),
+            base + "test.txt: no questions (3 statements in 2 stories, but no question line");
+  CHECK_HAS(load_error("", kStories), base + "train.txt: no questions (the file is empty)");
+  CHECK_HAS(load_error(statements, kStories),
+            base + "train.txt: no questions (3 statements in 2 stories");
+  // Joint runs: the task whose file has no questions is named.
+  write_task(dir, 1, kStories, kStories);
+  write_task(dir, 2, kStories, "1 Mary went home.\n");
+  CHECK_HAS(error_of([&] {
+              create_task("babi", {{"data_dir", dir.path.string()}, {"babi_task", "1-2"}});
+            }),
+            "qa2_test-task_test.txt: no questions (1 statement in 1 story");
+}
+
+TEST_CASE("babi: a training file too small to split names the file and the split") {
+  TempDir dir;
+  const std::string path =
+      (dir.path / babi::kDataFolder / "en" / "qa1_test-task_train.txt").string();
+  write_task(dir, 1, "1 Mary went home.\n2 Where is Mary?\thome\t1\n", kStories);
+  // It used to say only "babi: no training questions".
+  CHECK_HAS(error_of([&] {
+              create_task("babi", {{"data_dir", dir.path.string()}});
+            }),
+            path +
+                ": too few questions to train on: 1 question, split 0 train / 1 validation (the "
+                "last 10% of each training file validates); at least 2 are needed");
+  // In a joint run too, though the other task has training questions.
+  write_task(dir, 2, kStories, kStories);
+  CHECK_HAS(error_of([&] {
+              create_task("babi", {{"data_dir", dir.path.string()}, {"babi_task", "1,2"}});
+            }),
+            path + ": too few questions to train on");
+  // Two questions split 1 / 1; without validation one question is enough.
+  write_task(dir, 1, "1 Mary went home.\n2 Where is Mary?\thome\t1\n3 Is she?\tyes\t1\n", kStories);
+  babi::LoadOptions o;
+  o.data_dir = dir.path.string();
+  const babi::Data d = babi::load(o);
+  CHECK(d.train.size() == 1);
+  CHECK(d.valid.size() == 1);
+  write_task(dir, 1, "1 Mary went home.\n2 Where is Mary?\thome\t1\n", kStories);
+  o.valid_fraction = 0;
+  CHECK(babi::load(o).train.size() == 1);
+  o.valid_fraction = 0.5;
+  CHECK_HAS(error_of([&] { babi::load(o); }),
+            "split 0 train / 1 validation (the last 50% of each training file validates); at "
+            "least 2 are needed");
+}
+
+TEST_CASE("babi: file text quoted in errors is escaped and cut") {
+  TempDir dir;
+  auto err = [&](const std::string& text) {
+    const std::string path = dir.write("bad.txt", text);
+    return error_of([&] { babi::read_file(path); });
+  };
+  const std::string p = (dir.path / "bad.txt").string();
+  // The start of an ELF binary used to be echoed raw.
+  const std::string elf(
+      "\x7f"
+      "ELF\x02\x01\x01\x00\x00\x00 x\n",
+      14);
+  CHECK_HAS(err(elf), p + ":1: bad line id '\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00' (a line");
+  CHECK_HAS(err("\xc3\xa9t\xc3\xa9\\ Mary went home.\n"),
+            p + ":1: bad line id '\\xc3\\xa9t\\xc3\\xa9\\\\' (a line");
+  // Long quotes are cut to 60 characters and "...".
+  const std::string long_id(500, 'x');
+  const std::string e = err(long_id + " Mary went home.\n");
+  CHECK_HAS(e, p + ":1: bad line id '" + std::string(60, 'x') + "...' (a line");
+  CHECK(e.size() < 200);
+  CHECK_HAS(
+      err(std::string(100, '\x01') + "\n"), p + ":1: bad line id '" + [] {
+        std::string s;
+        for (int i = 0; i < 15; ++i) s += "\\x01";
+        return s;
+      }() + "...'");
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\tho\x1b[2Jme now\t1\n"),
+            p + ":2: answer 'ho\\x1b[2jme now' is not one token");
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\thome\t1\x07\n"),
+            p + ":2: bad supporting fact id '1\\x07'");
+  // A line longer than 64 KiB (a binary or a wrong file) is rejected, not read whole.
+  CHECK_HAS(err("1 Mary went home.\n2 " + std::string(70000, 'a') + "\n"),
+            p + ":2: line longer than 65536 bytes (not a bAbI text file?): '2 aaaa");
+  const std::string longest = "1 Mary went to the " + std::string(65536 - 20, 'a') + ".";
+  REQUIRE(longest.size() == 65536);
+  CHECK(err(longest + "\n2 Where is Mary?\thome\t1\n") == "(no error)");
+  CHECK(err("1 Mary went home.\n2 Where is Mary?\thome\t1\n" + longest) == "(no error)");
+  // Settings are quoted the same way.
+  CHECK_HAS(error_of([] { babi::parse_task_list("1\x1b[31m"); }), "bad task '1\\x1b[31m'");
 }
 
 TEST_CASE("babi: counts of the real data (v1.2)") {
