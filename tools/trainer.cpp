@@ -477,7 +477,9 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
   RunConfig rc;
   rc.task = task_name;
   rc.model = model_name;
-  rc.seed = uint64_t(args.get_int("seed", 1));
+  const long seed = args.get_int("seed", 1);
+  if (seed < 0) throw UsageError("--seed must be a whole number >= 0, got " + std::to_string(seed));
+  rc.seed = uint64_t(seed);
   const std::string dt = args.get("dtype", "float32");
   if (dt != "float32" && dt != "float64") throw UsageError("--dtype must be float32 or float64");
   rc.dtype = dt == "float32" ? DType::f32 : DType::f64;

@@ -228,6 +228,7 @@ TEST_CASE("settings that cannot work are errors before training starts") {
       {{"--test-lmax", "3,5000"}, "test_lmax values must be a whole number in [1, 1000]"},
       {{"--hidden", "1.5"}, "--hidden expects a whole number, got '1.5'"},
       {{"--input-vocab2", "5"}, "enc2.embedding: token id"},  // fails at the first step
+      {{"--seed", "-1"}, "--seed must be a whole number >= 0, got -1"},
   };
   for (const auto& [extra, message] : cases) {
     CAPTURE(extra[0]);
