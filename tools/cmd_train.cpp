@@ -94,7 +94,7 @@ int cmd_train(const Words& words) {
     // the run reports may be given again.
     static const char* kResumable[] = {
         "resume",     "iterations",     "epochs", "threads", "log-every", "checkpoint-every",
-        "eval-every", "detect-anomaly", "quiet",  "json",    "data",      "data-dir"};
+        "eval-every", "detect-anomaly", "quiet",  "json",    "data"};
     for (const std::string& name : given)
       if (std::find(std::begin(kResumable), std::end(kResumable), name) == std::end(kResumable))
         throw UsageError("--" + name + " cannot change when resuming: " + dir.config() +
@@ -105,8 +105,12 @@ int cmd_train(const Words& words) {
           was_given("iterations") ? rc.train["iterations"] : nlohmann::json(0);
       saved.train["epochs"] = was_given("epochs") ? rc.train["epochs"] : nlohmann::json(0);
     }
-    if ((was_given("data") || was_given("data-dir")) && saved.task_settings.contains("data_dir"))
-      saved.task_settings["data_dir"] = rc.task_settings["data_dir"];
+    // (rc was parsed without knowing the run's task, so --data is read from the flags.)
+    if (was_given("data")) {
+      MG_CHECK(saved.task_settings.contains("data_dir"), "--data: task ", saved.task,
+               " of the run reads no data folder");
+      saved.task_settings["data_dir"] = flags["data"];
+    }
     rc = saved;
     // Logging intervals of the run, unless given again.
     const nlohmann::json saved_json = dir.read_json(dir.config());

@@ -511,6 +511,7 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
                    {"quiet", args.has("quiet")},
                    {"json", args.has("json")},
                    {"overwrite", args.has("overwrite")},
+                   {"data", args.get("data", "")},
                    {"help", args.has("help")}};
   return rc;
 }
@@ -518,6 +519,8 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
 void reject_task_set_flags(const std::vector<std::string>& given, Trainer& trainer) {
   const nlohmann::json dims = trainer.task().model_dims();
   for (auto it = dims.begin(); it != dims.end(); ++it) {
+    // A key that is also a task setting (babi's memory_size) is that setting's flag.
+    if (trainer.config().task_settings.contains(it.key())) continue;
     const std::string flag = flag_of(it.key());
     if (std::find(given.begin(), given.end(), flag) != given.end())
       throw UsageError("--" + flag + " is set by task " + trainer.config().task + " (to " +

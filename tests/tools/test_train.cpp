@@ -282,3 +282,42 @@ TEST_CASE("a run directory with bad contents is an error naming the file") {
   CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--quiet"}),
                        doctest::Contains("checkpoint metadata out of range"), Error);
 }
+
+TEST_CASE("a bAbI run: a task setting named like a model size, resuming with its data moved") {
+  TempDir tmp;
+  std::string stories;
+  for (int i = 0; i < 10; ++i)
+    stories +=
+        "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
+        "3 Where is Mary?\tbathroom\t1\n";
+  const std::string base = "tasks_1-20_v1-2/en/qa1_single-supporting-fact_";
+  for (const char* where : {"a", "b"}) {
+    tmp.write(std::string(where) + "/" + base + "train.txt", stories);
+    tmp.write(std::string(where) + "/" + base + "test.txt", stories);
+  }
+  const fs::path run = tmp.path / "run";
+  // --memory-size is babi's setting (memories per question) and a size memn2n takes from it.
+  REQUIRE(cmd_train({"--task",          "babi",
+                     "--model",         "memn2n",
+                     "--data",          (tmp.path / "a").string(),
+                     "--memory-size",   "2",
+                     "--embedding-dim", "4",
+                     "--batch",         "3",
+                     "--iterations",    "2",
+                     "--log-every",     "1",
+                     "--threads",       "1",
+                     "--quiet",         "--out",
+                     run.string()}) == 0);
+  REQUIRE(cmd_train({"--resume", run.string(), "--iterations", "3", "--data",
+                     (tmp.path / "b").string(), "--quiet"}) == 0);
+  std::ifstream c(run / "config.json");
+  const nlohmann::json config = nlohmann::json::parse(c);
+  CHECK(config["task_settings"]["data_dir"] == (tmp.path / "b").string());
+  CHECK(config["task_settings"]["memory_size"] == 2);
+  CHECK(logged_losses(run).size() == 3);
+
+  const fs::path sum = tmp.path / "sum";
+  REQUIRE(cmd_train(tiny_run(sum, 1)) == 0);
+  CHECK_THROWS_WITH(cmd_train({"--resume", sum.string(), "--data", "x"}),
+                    doctest::Contains("task sum2seq of the run reads no data folder"));
+}
