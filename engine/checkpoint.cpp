@@ -25,6 +25,11 @@ const Tensor* TensorFile::find(const std::string& name) const {
 }
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
+  // rename() would put a regular file in place of a device (/dev/null), a pipe or a link.
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(path, ec);
+  MG_CHECK(!std::filesystem::exists(status) || std::filesystem::is_regular_file(status), path,
+           ": exists and is not a regular file (a device, pipe, link or folder); not replaced");
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   MG_CHECK(fd >= 0, "cannot write ", tmp, ": ", std::strerror(errno));

@@ -563,7 +563,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
 
 nlohmann::json dmnc_paper_recipe() {
   return {{"optimizer", "adam"},    {"lr", 1e-3},           {"batch", 50},
-          {"iterations", 10000},    {"clip_value", 10},     {"clip_norm", 5.0},
+          {"iterations", 10000},    {"clip_value", 10.0},     {"clip_norm", 5.0},
           {"lr_decay_start", 5000}, {"lr_decay_final", 0.1}};
 }
 

@@ -465,7 +465,10 @@ class BabiTask : public Task {
                memory_size.dump());
       o.memory_size = int(memory_size.get<int64_t>());
       random_time_ = settings_.at("random_time").get<double>();
-      seed_ = settings_.at("seed").get<uint64_t>();
+      const nlohmann::json& seed = settings_.at("seed");
+      MG_CHECK(seed.is_number_integer() && seed.get<int64_t>() >= 0,
+               "babi: seed must be a whole number >= 0, got ", seed.dump());
+      seed_ = seed.get<uint64_t>();
     } catch (const nlohmann::json::exception& e) {
       fail("babi: bad setting type (", e.what(), ")");
     }

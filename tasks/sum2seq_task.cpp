@@ -22,6 +22,11 @@ int64_t bounded(const nlohmann::json& v, const char* key, int64_t max) {
            "sum2seq: ", key, " must be a whole number in [1, ", max, "], got ", v.dump());
   return v.get<int64_t>();
 }
+uint64_t seed(const nlohmann::json& v, const char* key) {
+  MG_CHECK(v.is_number_integer() && v.get<int64_t>() >= 0, "sum2seq: ", key,
+           " must be a whole number >= 0, got ", v.dump());
+  return v.get<uint64_t>();
+}
 std::vector<int> lengths(const nlohmann::json& v) {
   MG_CHECK(v.is_array() && !v.empty(), "sum2seq: test_lmax must be a list of lengths, got ",
            v.dump());
@@ -36,8 +41,8 @@ class Sum2SeqTask : public Task {
  public:
   explicit Sum2SeqTask(const nlohmann::json& s)
       : settings_(s),
-        seed_(s.at("seed").get<uint64_t>()),
-        test_seed_(s.at("test_seed").get<uint64_t>()),
+        seed_(seed(s.at("seed"), "seed")),
+        test_seed_(seed(s.at("test_seed"), "test_seed")),
         format_{.lmax = int(bounded(s.at("lmax"), "lmax", kMaxLmax)),
                 .end_marker = s.value("end_marker", false),
                 .one_length_per_batch = s.value("one_length_per_batch", false)},

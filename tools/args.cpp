@@ -68,7 +68,7 @@ long Args::get_int(const std::string& name, long fallback) const {
   char* end = nullptr;
   long v = std::strtol(it->second.c_str(), &end, 10);
   if (it->second.empty() || *end != '\0')
-    throw UsageError(message("option --", name, " expects an integer, got '", it->second, "'"));
+    throw UsageError(message("option --", name, " expects a whole number, got '", it->second, "'"));
   return v;
 }
 

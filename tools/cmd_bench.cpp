@@ -226,6 +226,13 @@ int bench_model(const Words& given) {
   }
   nlohmann::json flags;
   RunConfig rc = parse_run_flags(words, nullptr, nullptr, &flags);
+  // Run options bench sets itself or has no use for: refused rather than ignored.
+  const auto options = flags["given"].get<std::vector<std::string>>();
+  for (const char* name : {"out", "overwrite", "resume", "iterations", "epochs", "log-every",
+                           "eval-every", "checkpoint-every", "quiet"})
+    if (std::find(options.begin(), options.end(), name) != options.end())
+      throw UsageError(std::string("--") + name + " is a `memgrad train` option; bench sets the " +
+                       "number of steps with --steps");
   if (profile && rc.train.at("shards").get<int64_t>() > 1)
     throw UsageError("--profile times one tape: use it with --shards 1");
   const int threads = set_process_threads(flags["threads"].get<long>());
@@ -235,7 +242,7 @@ int bench_model(const Words& given) {
   rc.train["epochs"] = 0;
   rc.train["iterations"] = warmup + (profile ? 2 : 1) * steps;
   Trainer trainer(rc);
-  reject_task_set_flags(flags["given"].get<std::vector<std::string>>(), trainer);
+  reject_task_set_flags(options, trainer);
   std::vector<double> total, fwd, bwd, opt, allocs;
   for (int64_t step = 0; step < warmup + steps; ++step) {
     const uint64_t a0 = heap_allocations();

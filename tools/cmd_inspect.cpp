@@ -2,6 +2,7 @@
 // weightings, usage, memories, attention; models/model.hpp's Trace) shown over time, and
 // optionally the tape of that forward and backward pass (op, shape, value and gradient norms).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -34,26 +35,42 @@ const char* kHelp =
     "                     pass: one line per node (op, shape, inputs, |value|, |gradient|)\n"
     "  --json             print one JSON object (sample, loss, every series' values) instead\n"
     "  --html FILE        also write a self-contained HTML page of heatmaps, one per series\n"
-    "  --data DIR         the data folder of a task that reads one (with --checkpoint)\n"
+    "  --data DIR         the data folder of a task that reads one\n"
+    "  --detect-anomaly   name the op that makes the first NaN or infinity\n"
     "  --threads N        TBB threads\n\n"
     "Recording turns the models' row packing off (every sample steps, ended ones are blended),\n"
     "so the tape is the unpacked graph; the values are the same (tests/models/test_dmnc.cpp).";
 
-// Removes `--name value` from words and returns the value.
+// Removes `--name value` or `--name=value` from words and returns the value.
 std::optional<std::string> take_valued(Words& words, const std::string& name) {
-  auto it = std::find(words.begin(), words.end(), "--" + name);
-  if (it == words.end()) return std::nullopt;
-  if (it + 1 == words.end()) throw UsageError("--" + name + " needs a value");
-  std::string value = *(it + 1);
-  words.erase(it, it + 2);
-  return value;
+  const std::string flag = "--" + name;
+  for (auto it = words.begin(); it != words.end(); ++it) {
+    if (*it == flag) {
+      if (it + 1 == words.end()) throw UsageError(flag + " needs a value");
+      std::string value = *(it + 1);
+      words.erase(it, it + 2);
+      return value;
+    }
+    if (it->rfind(flag + "=", 0) == 0) {
+      std::string value = it->substr(flag.size() + 1);
+      words.erase(it);
+      return value;
+    }
+  }
+  return std::nullopt;
 }
+// Removes every `--name` from words; true if there was one.
 bool take_flag(Words& words, const std::string& name) {
-  auto it = std::find(words.begin(), words.end(), "--" + name);
-  if (it == words.end()) return false;
-  words.erase(it);
-  return true;
+  const auto end = std::remove(words.begin(), words.end(), "--" + name);
+  const bool found = end != words.end();
+  words.erase(end, words.end());
+  return found;
 }
+
+// `memgrad train` options that mean nothing for one sample: refused rather than ignored.
+const char* kTrainingOnly[] = {"out",    "overwrite", "resume",     "iterations",
+                               "epochs", "log-every", "eval-every", "checkpoint-every",
+                               "quiet",  "shards"};
 
 int64_t parse_sample(const std::string& text) {
   try {
@@ -75,6 +92,8 @@ int cmd_inspect(const Words& arguments) {
   const auto html = take_valued(words, "html");
   const bool teacher_forcing = take_flag(words, "teacher-forcing");
   const bool show_tape = take_flag(words, "tape");
+  const bool anomaly = take_flag(words, "detect-anomaly");
+  const auto checkpoint_dir = take_valued(words, "checkpoint");
   if (sample_text && input) throw UsageError("give --sample N or --input TEXT, not both");
   const int64_t sample = sample_text ? parse_sample(*sample_text) : 0;
 
@@ -82,14 +101,16 @@ int cmd_inspect(const Words& arguments) {
   std::string checkpoint;
   std::vector<std::string> given;  // run flags on the command line (without --checkpoint)
   bool json = false;
-  if (std::find(words.begin(), words.end(), "--checkpoint") != words.end()) {
-    Args args(words, {"json", "help"}, {"checkpoint", "threads", "data"});
+  if (checkpoint_dir) {
+    Args args(words, {"json", "help"}, {"threads", "data"});
     if (args.has("help")) {
       std::puts(kHelp);
       return 0;
     }
+    if (!args.positional().empty())
+      throw UsageError("unexpected argument '" + args.positional().front() + "'");
     threads_option(args);
-    const RunDir dir{args.get("checkpoint", "")};
+    const RunDir dir{*checkpoint_dir};
     if (dir.path.empty()) throw UsageError("--checkpoint needs a run directory");
     rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
     if (auto data = args.get("data"); data && rc->task_settings.contains("data_dir"))
@@ -101,15 +122,23 @@ int cmd_inspect(const Words& arguments) {
       std::puts(kHelp);
       return 0;
     }
-    if (std::find(words.begin(), words.end(), "--model") == words.end())
+    if (std::none_of(words.begin(), words.end(), [](const std::string& w) {
+          return w == "--model" || w.rfind("--model=", 0) == 0;
+        }))
       throw UsageError("--checkpoint DIR or --model NAME is required (see --help)");
     nlohmann::json flags;
     rc = parse_run_flags(words, nullptr, nullptr, &flags);
     given = flags["given"].get<std::vector<std::string>>();
+    for (const char* name : kTrainingOnly)
+      if (std::find(given.begin(), given.end(), name) != given.end())
+        throw UsageError(std::string("--") + name +
+                         " is a training option; inspect runs one sample");
     set_process_threads(flags["threads"].get<long>());
     json = flags["json"].get<bool>();
   }
-  rc->train["shards"] = 1;  // one sample, one tape
+  rc->train["shards"] = 1;      // one sample, one tape
+  rc->train["iterations"] = 1;  // (the Trainer wants a length; nothing is trained)
+  rc->train["epochs"] = 0;
   Trainer trainer(*rc);
   reject_task_set_flags(given, trainer);
   if (!checkpoint.empty()) trainer.load_parameters_from(checkpoint);
@@ -128,6 +157,7 @@ int cmd_inspect(const Words& arguments) {
   }
 
   Tape tape;
+  tape.set_detect_anomaly(anomaly);
   Trace trace;
   ForwardOptions opts;
   opts.training = false;
@@ -135,6 +165,10 @@ int cmd_inspect(const Words& arguments) {
   opts.trace = &trace;
   const ForwardResult out = trainer.model().forward(tape, batch, opts);
   const double loss = out.loss.value().at(0);
+  if (!std::isfinite(loss))
+    std::fprintf(
+        stderr, "memgrad inspect: warning: the loss is %g%s\n", loss,
+        anomaly ? "" : " (--detect-anomaly names the op that made the first NaN or infinity)");
   if (show_tape) tape.backward(out.loss);
   const Task::Lines lines = task.describe_example(batch, out.predictions.value());
   const std::vector<TraceSeries> series = select_series(group_trace(trace), only);
@@ -176,6 +210,8 @@ int cmd_inspect(const Words& arguments) {
             << "\n";
   for (const auto& [key, value] : lines) std::cout << "  " << key << ": " << value << "\n";
   std::cout << "  loss: " << loss << "\n\n" << render_text(series);
+  if (series.empty())
+    std::cout << "(model " << rc->model << " records no gates, weightings or attention)\n";
   if (show_tape) {
     std::cout << "\ntape (" << tape.size() << " nodes)\n";
     tape.print(std::cout);

@@ -87,6 +87,12 @@ int cmd_train(const Words& words) {
   if (resuming && resume.empty()) throw UsageError("--resume needs a run directory");
   if (resuming && was_given("out"))
     throw UsageError("--resume DIR continues the run in DIR; it takes no --out");
+  if (was_given("out") && out.empty()) throw UsageError("--out needs a directory");
+  for (const auto& [key, flag] :
+       {std::pair{"log_every", "--log-every"}, std::pair{"checkpoint_every", "--checkpoint-every"},
+        std::pair{"eval_every", "--eval-every"}})
+    if (flags[key].get<int64_t>() < 0)
+      throw UsageError(std::string(flag) + " must be >= 0 (0 = the default)");
   const int threads = set_process_threads(flags["threads"].get<long>());
   RunDir dir{resuming ? resume : (out.empty() ? "runs/" + rc.model + "-" + rc.task : out)};
   if (resuming) {
@@ -126,7 +132,8 @@ int cmd_train(const Words& words) {
         }
     }
   } else if (!flags["overwrite"].get<bool>()) {
-    for (const std::string& file : {dir.config(), dir.checkpoint()})
+    // A run is there once it saved something; a config alone is a start that failed.
+    for (const std::string& file : {dir.checkpoint(), dir.metrics()})
       if (std::filesystem::exists(file))
         throw UsageError(dir.path + " already holds a run (" + file +
                          "): continue it with --resume " + dir.path +
@@ -174,7 +181,8 @@ int cmd_train(const Words& words) {
   int64_t loss_count = 0;
   for (int64_t step = start; step < total; ++step) {
     const StepTiming t = trainer.train_step(step);
-    MG_CHECK(std::isfinite(t.loss), "training diverged: loss ", t.loss, " at step ", step,
+    MG_CHECK(std::isfinite(t.loss) && std::isfinite(t.grad_norm), "training diverged: loss ",
+             t.loss, ", gradient norm ", t.grad_norm, " at step ", step,
              " (rerun with --detect-anomaly to find the op)");
     loss_sum += t.loss;
     ++loss_count;

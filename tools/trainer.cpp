@@ -123,13 +123,13 @@ nlohmann::json RunConfig::to_json() const {
 namespace {
 
 // Whether `value` may stand where a setting's default is `like`: numbers for numbers (whole ones
-// where the default is whole), a string or a number for a string (babi_task "3" or 3), the same
-// JSON kind otherwise.
-bool fits(const nlohmann::json& value, const nlohmann::json& like) {
+// where the default is whole), the same JSON kind otherwise; with `number_as_string` a number for
+// a string too (a task setting such as babi_task, "3" or 3).
+bool fits(const nlohmann::json& value, const nlohmann::json& like, bool number_as_string) {
   if (like.is_number_integer() || like.is_number_unsigned())
     return value.is_number_integer() || value.is_number_unsigned();
   if (like.is_number()) return value.is_number();
-  if (like.is_string()) return value.is_string() || value.is_number();
+  if (like.is_string()) return value.is_string() || (number_as_string && value.is_number());
   if (like.is_null()) return true;
   return value.type() == like.type();
 }
@@ -137,12 +137,12 @@ bool fits(const nlohmann::json& value, const nlohmann::json& like) {
 // Every key of `group` that `defaults` has must fit its default's type; an Error names the file,
 // the group and the key.
 void check_types(const nlohmann::json& group, const nlohmann::json& defaults, const char* what,
-                 const std::string& source) {
+                 const std::string& source, bool number_as_string = false) {
   MG_CHECK(group.is_object(), source, ": '", what, "' must be a JSON object, got ", group.dump());
   for (auto it = group.begin(); it != group.end(); ++it)
     if (defaults.contains(it.key()))
-      MG_CHECK(fits(*it, defaults.at(it.key())), source, ": ", what, " setting '", it.key(),
-               "' is ", it->dump(), ", but must be of the type of its default ",
+      MG_CHECK(fits(*it, defaults.at(it.key()), number_as_string), source, ": ", what, " setting '",
+               it.key(), "' is ", it->dump(), ", but must be of the type of its default ",
                defaults.at(it.key()).dump());
 }
 
@@ -160,9 +160,11 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
       if (m.name == c.model) train_defaults.update(m.train_defaults);
     check_types(j.at("train"), train_defaults, "train", source);
     check_types(c.model_config, model_info(c.model).default_config, "model_config", source);
-    check_types(c.task_settings, task_info(c.task).default_settings, "task_settings", source);
+    check_types(c.task_settings, task_info(c.task).default_settings, "task_settings", source, true);
     c.train = kTrainBase;  // a run written before a key existed gets its "off" value
     c.train.update(j.at("train"));
+    MG_CHECK(j.at("seed").is_number_integer() && j.at("seed").get<int64_t>() >= 0, source,
+             ": seed must be a whole number >= 0, got ", j.at("seed").dump());
     c.seed = j.at("seed").get<uint64_t>();
     const std::string dt = j.at("dtype").get<std::string>();
     MG_CHECK(dt == "float32" || dt == "float64", source, ": dtype must be float32 or float64");
@@ -178,10 +180,11 @@ namespace {
 // The training recipe's numbers, checked before anything trains: an Error names the setting.
 void check_recipe(const nlohmann::json& train) {
   auto number = [&](const char* key) { return train.at(key).get<double>(); };
-  auto flag = [](const char* key) {
-    std::string f = "--";
+  auto flag = [](const char* key) {  // "clip_norm (--clip-norm)": in config.json or a flag
+    std::string f = key;
+    f += " (--";
     for (const char* c = key; *c; ++c) f += *c == '_' ? '-' : *c;
-    return f;
+    return f + ")";
   };
   MG_CHECK(number("lr") > 0, flag("lr"), " must be > 0, got ", number("lr"));
   const double momentum = number("momentum");
@@ -207,7 +210,16 @@ Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) 
     MG_CHECK(info.default_config.contains(it.key()), "model ", config_.model, " does not fit task ",
              config_.task, ": the task sets '", it.key(), "', which ", config_.model,
              " does not have: ", config_.model, " is not a model of this task");
-  for (auto it = dims.begin(); it != dims.end(); ++it) model_config[it.key()] = *it;  // task wins
+  for (auto it = dims.begin(); it != dims.end(); ++it) {
+    // A saved run whose size the task now computes otherwise (other data, a changed loader):
+    // said when its checkpoint does not fit.
+    if (model_config.contains(it.key()) && model_config[it.key()] != *it) {
+      if (!dims_changed_.empty()) dims_changed_ += ", ";
+      dims_changed_ += it.key() + " " + it->dump() +
+                       " (the run's config: " + model_config[it.key()].dump() + ")";
+    }
+    model_config[it.key()] = *it;  // the task wins
+  }
   config_.model_config = model_config;
   model_ = create_model(config_.model, model_config, config_.dtype, config_.seed);
   optimizer_ = make_optimizer(config_.train, model_->params());
@@ -393,7 +405,25 @@ nlohmann::json Trainer::evaluate(bool teacher_forcing) {
   return task_->evaluate(predict, batch_, config_.dtype);
 }
 
+namespace {
+// The first element of t that is NaN or infinite, as a message; empty when all are finite.
+std::string non_finite(const Tensor& t, const std::string& name) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.at(i)))
+      return "'" + name + "' holds " + std::to_string(t.at(i)) + " at element " + std::to_string(i);
+  return {};
+}
+}  // namespace
+
 void Trainer::save_checkpoint(const std::string& path, int64_t next_step) const {
+  // A finite loss can still come with an update that overflows (a huge learning rate): such
+  // parameters are not saved over the last good checkpoint.
+  for (size_t i = 0; i < model_->params().size(); ++i) {
+    const Parameter& p = model_->params()[i];
+    const std::string bad = non_finite(p.value, p.name);
+    MG_CHECK(bad.empty(), "training diverged before step ", next_step, ": parameter ", bad,
+             "; the checkpoint was not written (a smaller --lr, or --detect-anomaly)");
+  }
   TensorFile file;
   add_parameters(file, model_->params(), "param/");
   for (auto& [name, t] : optimizer_->state()) file.tensors.emplace_back("optim/" + name, *t);
@@ -412,6 +442,8 @@ int64_t Trainer::load_checkpoint(const std::string& path) {
     const Tensor* saved = file.find("optim/" + name);
     MG_CHECK(saved && saved->shape() == t->shape() && saved->dtype() == t->dtype(), path,
              ": optimizer state 'optim/", name, "' missing or of the wrong shape");
+    const std::string bad = non_finite(*saved, "optim/" + name);
+    MG_CHECK(bad.empty(), path, ": optimizer state ", bad, " (it must be finite)");
     t->copy_from(*saved);
   }
   try {
@@ -434,12 +466,11 @@ void Trainer::load_parameters_from(const std::string& path) {
   try {
     load_parameters(file, model_->params(), "param/", path);
   } catch (const Error& e) {
-    if (!config_.task_settings.contains("data_dir")) throw;
-    // The task's data sets sizes of the model (vocabulary, sentence length): other data than the
-    // run was trained on gives other shapes.
-    fail(e.what(), "\n(the model's sizes come from the task's data, ",
-         config_.task_settings.at("data_dir").dump(),
-         ": data other than the run was trained on gives other shapes)");
+    if (dims_changed_.empty()) throw;
+    // The task sets sizes of the model (vocabulary, sentence length, memory size) from its data:
+    // other data, or a loader changed since the run, gives other shapes.
+    fail(e.what(), "\n(the task now gives ", dims_changed_,
+         ": other data than the run was trained on, or a loader changed since)");
   }
   if (auto it = file.metadata.find("model_state"); it != file.metadata.end()) {
     try {
@@ -474,6 +505,8 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
     for (auto& [k, v] : group->items()) valued.push_back(flag_of(k));
   Args args(words, {"detect-anomaly", "quiet", "help", "json", "overwrite"}, valued);
 
+  if (!args.positional().empty())
+    throw UsageError("unexpected argument '" + args.positional().front() + "' (options start --)");
   RunConfig rc;
   rc.task = task_name;
   rc.model = model_name;
@@ -489,6 +522,8 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
       if (auto text = args.get(flag_of(k))) v = convert(flag_of(k), *text, v);
   if (auto data = args.get("data"); data && task_settings.contains("data_dir"))
     task_settings["data_dir"] = *data;
+  else if (data && !args.has("resume"))  // (a resumed run's task is read later)
+    throw UsageError("--data: task " + task_name + " reads no data folder");
   if (args.has("epochs") && !args.has("iterations")) train["iterations"] = 0;
   if (args.has("iterations") && !args.has("epochs")) train["epochs"] = 0;
   rc.train = train;

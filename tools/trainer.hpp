@@ -88,6 +88,7 @@ class Trainer {
   void split_batch();
   StepTiming forward_backward_shards(int64_t step, std::chrono::steady_clock::time_point t0);
   int64_t batch_;
+  std::string dims_changed_;  // model sizes the task gives otherwise than the run's config
   int64_t steps_per_epoch_;
   int64_t total_steps_;
 };

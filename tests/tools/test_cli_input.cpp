@@ -210,3 +210,9 @@ TEST_CASE("gradcheck: --list --json prints JSON; --list takes no --op or --model
     CHECK(r.out.empty());
   }
 }
+
+TEST_CASE("bench: training options are refused, not ignored") {
+  const Run r = run(cmd_bench, {"--model", "lstm", "--task", "sum2seq", "--iterations", "5"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "--iterations is a `memgrad train` option"));
+}

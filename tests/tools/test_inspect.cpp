@@ -1,6 +1,7 @@
 // memgrad inspect: trace grouping and rendering, and the command end to end on a tiny model.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -190,4 +191,25 @@ TEST_CASE("inspect: bad usage names what is wrong") {
                   Error);
   CHECK_THROWS_WITH_AS(stdout_of({"--checkpoint", (tmp.path / "absent").string()}),
                        doctest::Contains("config.json"), Error);
+  CHECK_THROWS_WITH_AS(stdout_of(tiny("dnc", {"--out", "x"})),
+                       doctest::Contains("--out is a training option"), UsageError);
+  CHECK_THROWS_WITH_AS(stdout_of({"--checkpoint", "x", "5"}),
+                       doctest::Contains("unexpected argument '5'"), UsageError);
+  // Never replaced: a link (or a device such as /dev/null) at the --html path.
+  fs::create_symlink(tmp.path / "target.html", tmp.path / "link.html");
+  CHECK_THROWS_WITH_AS(stdout_of(tiny("dnc", {"--html", (tmp.path / "link.html").string()})),
+                       doctest::Contains("exists and is not a regular file"), Error);
+  CHECK(fs::is_symlink(tmp.path / "link.html"));
+}
+
+TEST_CASE("inspect: NAME=VALUE forms, a model without a trace") {
+  Words w = tiny("dnc", {"--sample=1", "--only=write_gate"});
+  std::replace(w.begin(), w.end(), std::string("--model"), std::string("--model=dnc"));
+  w.erase(std::find(w.begin(), w.end(), std::string("dnc")));
+  const std::string out = stdout_of(w);
+  CHECK(out.find("dnc on sum2seq, test sample 1") != std::string::npos);
+  CHECK(out.find("enc/write_gate  [1]") != std::string::npos);
+  CHECK(out.find("enc/alloc_gate") == std::string::npos);
+  const std::string lstm = stdout_of(tiny("lstm", {}));
+  CHECK(lstm.find("(model lstm records no gates, weightings or attention)") != std::string::npos);
 }

@@ -218,11 +218,11 @@ TEST_CASE("settings that cannot work are errors before training starts") {
     return w;
   };
   const std::pair<Words, const char*> cases[] = {
-      {{"--lr", "-1"}, "--lr must be > 0, got -1"},
-      {{"--momentum", "5", "--optimizer", "sgd"}, "--momentum must be in [0, 1), got 5"},
-      {{"--momentum", "0.5"}, "--momentum applies to sgd and rmsprop"},
-      {{"--clip-norm", "-1"}, "--clip-norm must be >= 0 (0 = off), got -1"},
-      {{"--lr-decay-final", "-3"}, "--lr-decay-final must be >= 0"},
+      {{"--lr", "-1"}, "lr (--lr) must be > 0, got -1"},
+      {{"--momentum", "5", "--optimizer", "sgd"}, "momentum (--momentum) must be in [0, 1), got 5"},
+      {{"--momentum", "0.5"}, "momentum (--momentum) applies to sgd and rmsprop"},
+      {{"--clip-norm", "-1"}, "clip_norm (--clip-norm) must be >= 0 (0 = off), got -1"},
+      {{"--lr-decay-final", "-3"}, "lr_decay_final (--lr-decay-final) must be >= 0"},
       {{"--input-vocab", "3"}, "--input-vocab is set by task sum2seq (to 52"},
       {{"--lmax", "100000"}, "lmax must be a whole number in [1, 1000], got 100000"},
       {{"--test-lmax", "3,5000"}, "test_lmax values must be a whole number in [1, 1000]"},
@@ -320,4 +320,73 @@ TEST_CASE("a bAbI run: a task setting named like a model size, resuming with its
   REQUIRE(cmd_train(tiny_run(sum, 1)) == 0);
   CHECK_THROWS_WITH(cmd_train({"--resume", sum.string(), "--data", "x"}),
                     doctest::Contains("task sum2seq of the run reads no data folder"));
+}
+
+TEST_CASE("second QA pass: flags, run directories and non-finite values") {
+  TempDir tmp;
+  auto with = [&](const fs::path& out, int iterations, Words extra) {
+    Words w = tiny_run(out, iterations);
+    w.insert(w.end(), extra.begin(), extra.end());
+    return w;
+  };
+  const fs::path never = tmp.path / "never";
+  CHECK_THROWS_WITH_AS(cmd_train(with(never, 1, {"stray"})),
+                       doctest::Contains("unexpected argument 'stray'"), UsageError);
+  CHECK_THROWS_WITH_AS(cmd_train(with(never, 1, {"--data", "/nonexistent"})),
+                       doctest::Contains("--data: task sum2seq reads no data folder"), UsageError);
+  CHECK_THROWS_WITH_AS(cmd_train(with(never, 1, {"--log-every", "-1"})),
+                       doctest::Contains("--log-every must be >= 0"), UsageError);
+  CHECK_THROWS_WITH_AS(cmd_train(with(never, 1, {"--test-seed", "-1"})),
+                       doctest::Contains("test_seed must be a whole number >= 0"), Error);
+  Words no_out = with(never, 1, {});
+  no_out[size_t(std::find(no_out.begin(), no_out.end(), "--out") - no_out.begin()) + 1] = "";
+  CHECK_THROWS_WITH_AS(cmd_train(no_out), doctest::Contains("--out needs a directory"), UsageError);
+  // clip_value is a real number (its default was the whole number 10).
+  REQUIRE(cmd_train(with(tmp.path / "clip", 1, {"--clip-value", "0.5"})) == 0);
+
+  // A start that failed before saving anything does not block the next run in its folder.
+  const fs::path failed = tmp.path / "failed";
+  CHECK_THROWS(cmd_train(with(failed, 1, {"--input-vocab2", "5"})));
+  CHECK(fs::exists(failed / "config.json"));
+  CHECK(cmd_train(with(failed, 1, {})) == 0);
+
+  // An update that overflows: the loss of the step was finite, the parameters are not; no
+  // checkpoint of them is written.
+  const fs::path huge = tmp.path / "huge";
+  CHECK_THROWS_WITH_AS(cmd_train(with(huge, 1, {"--lr", "1e38"})),
+                       doctest::Contains("training diverged"), Error);
+  CHECK_FALSE(fs::exists(huge / "checkpoint.safetensors"));
+
+  // Run directories with bad contents.
+  const fs::path run = tmp.path / "run";
+  REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
+  const std::string config = (run / "config.json").string();
+  std::ifstream in(config);
+  const nlohmann::json good = nlohmann::json::parse(in);
+  auto write_config = [&](const nlohmann::json& j) { std::ofstream(config) << j.dump(); };
+  nlohmann::json bad = good;
+  bad["train"]["optimizer"] = 3;
+  write_config(bad);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
+                       doctest::Contains("config.json: train setting 'optimizer' is 3"), Error);
+  bad = good;
+  bad["seed"] = -1;
+  write_config(bad);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
+                       doctest::Contains("config.json: seed must be a whole number >= 0"), Error);
+  write_config(good);
+  const std::string checkpoint = (run / "checkpoint.safetensors").string();
+  TensorFile file = load_safetensors(checkpoint);
+  for (auto& [name, t] : file.tensors)
+    if (name.rfind("optim/", 0) == 0) {
+      t.set(0, std::numeric_limits<double>::infinity());
+      break;
+    }
+  save_safetensors(checkpoint, file);
+  CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--iterations", "3", "--quiet"}),
+                       doctest::Contains("optimizer state 'optim/"), Error);
+  fs::remove(config);
+  fs::create_directory(config);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
+                       doctest::Contains("config.json: is a directory, not a file"), Error);
 }
