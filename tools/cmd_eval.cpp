@@ -21,13 +21,18 @@ int cmd_eval(const Words& words) {
         "--teacher-forcing they are fed the target instead, as in training.");
     return 0;
   }
+  if (!args.positional().empty())
+    throw UsageError("unexpected argument '" + args.positional().front() + "'");
   threads_option(args);
   const auto path = args.get("checkpoint");
   if (!path || path->empty()) throw UsageError("--checkpoint DIR is required");
   RunDir dir{*path};
   RunConfig rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
-  if (auto data = args.get("data"); data && rc.task_settings.contains("data_dir"))
+  if (auto data = args.get("data")) {
+    MG_CHECK(rc.task_settings.contains("data_dir"), "--data: task ", rc.task,
+             " of the run reads no data folder");
     rc.task_settings["data_dir"] = *data;
+  }
   Trainer trainer(rc);
   trainer.load_parameters_from(dir.checkpoint());
   const nlohmann::json metrics = trainer.evaluate(args.has("teacher-forcing"));

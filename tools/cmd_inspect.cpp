@@ -116,8 +116,11 @@ int cmd_inspect(const Words& arguments) {
     const RunDir dir{*checkpoint_dir};
     if (dir.path.empty()) throw UsageError("--checkpoint needs a run directory");
     rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
-    if (auto data = args.get("data"); data && rc->task_settings.contains("data_dir"))
+    if (auto data = args.get("data")) {
+      MG_CHECK(rc->task_settings.contains("data_dir"), "--data: task ", rc->task,
+               " of the run reads no data folder");
       rc->task_settings["data_dir"] = *data;
+    }
     checkpoint = dir.checkpoint();
     json = args.has("json");
   } else {

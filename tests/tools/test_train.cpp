@@ -385,6 +385,9 @@ TEST_CASE("second QA pass: flags, run directories and non-finite values") {
   save_safetensors(checkpoint, file);
   CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--iterations", "3", "--quiet"}),
                        doctest::Contains("optimizer state 'optim/"), Error);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string(), "--data", "x"}),
+                       doctest::Contains("--data: task sum2seq of the run reads no data folder"),
+                       Error);
   fs::remove(config);
   fs::create_directory(config);
   CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
