@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -161,15 +160,6 @@ void add_parameters(TensorFile& file, const ParameterSet& params, const std::str
   for (size_t i = 0; i < params.size(); ++i)
     file.tensors.emplace_back(prefix + params[i].name, params[i].value);
 }
-
-namespace {
-// Index of the first NaN or infinity of t, -1 when every element is finite.
-int64_t first_non_finite(const Tensor& t) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (!std::isfinite(t.at(i))) return i;
-  return -1;
-}
-}  // namespace
 
 void load_parameters(const TensorFile& file, ParameterSet& params, const std::string& prefix,
                      const std::string& source) {

@@ -12,20 +12,6 @@ const OpDef kParameter{"parameter", true};
 const OpDef kDetach{"detach", true};
 const OpDef kConstant{"constant", true};
 
-// Index of the first non-finite element, or -1.
-int64_t first_non_finite(const Tensor& t) {
-  int64_t bad = -1;
-  MG_DISPATCH(t.dtype(), T, {
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i)
-      if (!std::isfinite(p[i])) {
-        bad = i;
-        break;
-      }
-  });
-  return bad;
-}
-
 double norm(const Tensor& t) {
   double s = 0;
   MG_DISPATCH(t.dtype(), T, {

@@ -1,5 +1,6 @@
 #include "engine/tensor.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -159,6 +160,19 @@ void Tensor::reshape_reuse(const Shape& shape, DType dtype) {
     return;
   }
   *this = empty(shape, dtype);
+}
+
+int64_t first_non_finite(const Tensor& t) {
+  int64_t bad = -1;
+  MG_DISPATCH(t.dtype(), T, {
+    const T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(p[i])) {
+        bad = i;
+        break;
+      }
+  });
+  return bad;
 }
 
 }  // namespace memgrad

@@ -126,4 +126,8 @@ class Tensor {
   DType dtype_ = DType::f32;
 };
 
+// Index of the first NaN or infinite element of t, or -1 when all are finite (anomaly mode,
+// checkpoint loading and saving).
+int64_t first_non_finite(const Tensor& t);
+
 }  // namespace memgrad

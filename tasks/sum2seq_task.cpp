@@ -139,10 +139,7 @@ class Sum2SeqTask : public Task {
     sum2seq::test_batch(test_seed_, f, test_samples_, dtype, all);
     slice_batch(all, index % test_samples_, 1, batch);
   }
-  std::string text_example_help() const override {
-    return "sum2seq: the two views, numbers in [1, 50] separated by spaces or commas, the views "
-           "by '/', e.g. \"3 1 4 / 1 5 9\" (the same length L in both)";
-  }
+  // The two views, numbers in [1, 50] separated by spaces, commas or tabs, the views by '/'.
   void text_example(const std::string& text, DType dtype, Batch& batch) override {
     std::vector<int> views[2];
     int view = 0;

@@ -49,9 +49,8 @@ class Task {
   virtual int64_t test_examples() const { return 0; }
   // Test sample `index` (0 <= index < test_examples()) as a batch of one.
   virtual void test_example(int64_t index, DType dtype, Batch& batch);
-  // A batch of one from a sample written in the task's own notation (text_example_help()).
+  // A batch of one from a sample written in the task's own notation (sum2seq: "3 1 4 / 1 5 9").
   virtual void text_example(const std::string& text, DType dtype, Batch& batch);
-  virtual std::string text_example_help() const { return {}; }
   // A batch of one with the model's prediction scores for it, as named lines for a reader
   // ("input", "target", "predicted", ...), in order.
   using Lines = std::vector<std::pair<std::string, std::string>>;

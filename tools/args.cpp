@@ -51,6 +51,31 @@ Args::Args(const std::vector<std::string>& words, const std::vector<std::string>
   }
 }
 
+std::optional<std::string> take_option(std::vector<std::string>& words, const std::string& name) {
+  const std::string flag = "--" + name;
+  for (auto it = words.begin(); it != words.end(); ++it) {
+    if (*it == flag) {
+      if (it + 1 == words.end()) throw UsageError(message("option ", flag, " needs a value"));
+      std::string value = *(it + 1);
+      words.erase(it, it + 2);
+      return value;
+    }
+    if (it->rfind(flag + "=", 0) == 0) {
+      std::string value = it->substr(flag.size() + 1);
+      words.erase(it);
+      return value;
+    }
+  }
+  return std::nullopt;
+}
+
+bool take_flag(std::vector<std::string>& words, const std::string& name) {
+  const auto end = std::remove(words.begin(), words.end(), "--" + name);
+  const bool found = end != words.end();
+  words.erase(end, words.end());
+  return found;
+}
+
 std::string Args::get(const std::string& name, const std::string& fallback) const {
   auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second;

@@ -32,6 +32,13 @@ class Args {
   std::vector<std::string> positional_;
 };
 
+// For a command that hands the rest of its words to another parser (parse_run_flags): removes
+// `--name value` or `--name=value` from words and returns the value (UsageError when the value is
+// missing) ...
+std::optional<std::string> take_option(std::vector<std::string>& words, const std::string& name);
+// ... and every `--name` flag, true if there was one.
+bool take_flag(std::vector<std::string>& words, const std::string& name);
+
 // Parses "--threads N" (default: all cores) and applies it to TBB and OpenBLAS for the process.
 int threads_option(const Args& args);
 // Applies a thread count (0 = all cores) for the rest of the process; returns the count in use.

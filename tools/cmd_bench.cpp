@@ -207,23 +207,11 @@ int64_t parse_steps(const std::string& text) {
   return n;
 }
 
-int bench_model(const Words& given) {
+int bench_model(Words words) {
   // --steps and --profile are ours; everything else is a `memgrad train` flag.
-  int64_t steps = 20;
-  bool profile = false;
-  Words words;
-  for (size_t i = 0; i < given.size(); ++i) {
-    if (given[i] == "--steps") {
-      if (i + 1 >= given.size()) throw UsageError("option --steps needs a value");
-      steps = parse_steps(given[++i]);
-    } else if (given[i].rfind("--steps=", 0) == 0) {
-      steps = parse_steps(given[i].substr(8));
-    } else if (given[i] == "--profile") {
-      profile = true;
-    } else {
-      words.push_back(given[i]);
-    }
-  }
+  const auto steps_text = take_option(words, "steps");
+  const int64_t steps = steps_text ? parse_steps(*steps_text) : 20;
+  const bool profile = take_flag(words, "profile");
   nlohmann::json flags;
   RunConfig rc = parse_run_flags(words, nullptr, nullptr, &flags);
   // Run options bench sets itself or has no use for: refused rather than ignored.

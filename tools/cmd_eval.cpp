@@ -28,11 +28,7 @@ int cmd_eval(const Words& words) {
   if (!path || path->empty()) throw UsageError("--checkpoint DIR is required");
   RunDir dir{*path};
   RunConfig rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
-  if (auto data = args.get("data")) {
-    MG_CHECK(rc.task_settings.contains("data_dir"), "--data: task ", rc.task,
-             " of the run reads no data folder");
-    rc.task_settings["data_dir"] = *data;
-  }
+  if (auto data = args.get("data")) rc.set_data_dir(*data);
   Trainer trainer(rc);
   trainer.load_parameters_from(dir.checkpoint());
   const nlohmann::json metrics = trainer.evaluate(args.has("teacher-forcing"));

@@ -44,32 +44,6 @@ const char* kHelp =
     "Recording turns the models' row packing off (every sample steps, ended ones are blended),\n"
     "so the tape is the unpacked graph; the values are the same (tests/models/test_dmnc.cpp).";
 
-// Removes `--name value` or `--name=value` from words and returns the value.
-std::optional<std::string> take_valued(Words& words, const std::string& name) {
-  const std::string flag = "--" + name;
-  for (auto it = words.begin(); it != words.end(); ++it) {
-    if (*it == flag) {
-      if (it + 1 == words.end()) throw UsageError(flag + " needs a value");
-      std::string value = *(it + 1);
-      words.erase(it, it + 2);
-      return value;
-    }
-    if (it->rfind(flag + "=", 0) == 0) {
-      std::string value = it->substr(flag.size() + 1);
-      words.erase(it);
-      return value;
-    }
-  }
-  return std::nullopt;
-}
-// Removes every `--name` from words; true if there was one.
-bool take_flag(Words& words, const std::string& name) {
-  const auto end = std::remove(words.begin(), words.end(), "--" + name);
-  const bool found = end != words.end();
-  words.erase(end, words.end());
-  return found;
-}
-
 // `memgrad train` options that mean nothing for one sample: refused rather than ignored.
 const char* kTrainingOnly[] = {"out",    "overwrite", "resume",     "iterations",
                                "epochs", "log-every", "eval-every", "checkpoint-every",
@@ -89,14 +63,14 @@ int64_t parse_sample(const std::string& text) {
 
 int cmd_inspect(const Words& arguments) {
   Words words = arguments;
-  const auto sample_text = take_valued(words, "sample");
-  const auto input = take_valued(words, "input");
-  const std::string only = take_valued(words, "only").value_or("");
-  const auto html = take_valued(words, "html");
+  const auto sample_text = take_option(words, "sample");
+  const auto input = take_option(words, "input");
+  const std::string only = take_option(words, "only").value_or("");
+  const auto html = take_option(words, "html");
   const bool teacher_forcing = take_flag(words, "teacher-forcing");
   const bool show_tape = take_flag(words, "tape");
   const bool anomaly = take_flag(words, "detect-anomaly");
-  const auto checkpoint_dir = take_valued(words, "checkpoint");
+  const auto checkpoint_dir = take_option(words, "checkpoint");
   if (sample_text && input) throw UsageError("give --sample N or --input TEXT, not both");
   const int64_t sample = sample_text ? parse_sample(*sample_text) : 0;
 
@@ -116,11 +90,7 @@ int cmd_inspect(const Words& arguments) {
     const RunDir dir{*checkpoint_dir};
     if (dir.path.empty()) throw UsageError("--checkpoint needs a run directory");
     rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
-    if (auto data = args.get("data")) {
-      MG_CHECK(rc->task_settings.contains("data_dir"), "--data: task ", rc->task,
-               " of the run reads no data folder");
-      rc->task_settings["data_dir"] = *data;
-    }
+    if (auto data = args.get("data")) rc->set_data_dir(*data);
     checkpoint = dir.checkpoint();
     json = args.has("json");
   } else {

@@ -105,21 +105,17 @@ int cmd_train(const Words& words) {
       if (std::find(std::begin(kResumable), std::end(kResumable), name) == std::end(kResumable))
         throw UsageError("--" + name + " cannot change when resuming: " + dir.config() +
                          " fixes the run's settings (start a new run with --out to change it)");
-    RunConfig saved = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
+    const nlohmann::json saved_json = dir.read_json(dir.config());
+    RunConfig saved = RunConfig::from_json(saved_json, dir.config());
     if (was_given("iterations") || was_given("epochs")) {
       saved.train["iterations"] =
           was_given("iterations") ? rc.train["iterations"] : nlohmann::json(0);
       saved.train["epochs"] = was_given("epochs") ? rc.train["epochs"] : nlohmann::json(0);
     }
     // (rc was parsed without knowing the run's task, so --data is read from the flags.)
-    if (was_given("data")) {
-      MG_CHECK(saved.task_settings.contains("data_dir"), "--data: task ", saved.task,
-               " of the run reads no data folder");
-      saved.task_settings["data_dir"] = flags["data"];
-    }
+    if (was_given("data")) saved.set_data_dir(flags["data"].get<std::string>());
     rc = saved;
     // Logging intervals of the run, unless given again.
-    const nlohmann::json saved_json = dir.read_json(dir.config());
     if (saved_json.contains("intervals")) {
       MG_CHECK(saved_json["intervals"].is_object(), dir.config(),
                ": 'intervals' must be a JSON object");
@@ -144,7 +140,7 @@ int cmd_train(const Words& words) {
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   dir.create();
   int64_t start = 0;
-  if (!resume.empty()) {
+  if (resuming) {
     start = trainer.load_checkpoint(dir.checkpoint());
     dir.truncate_log(start);
   } else {

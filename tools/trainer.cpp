@@ -26,6 +26,13 @@ const nlohmann::json kTrainBase = {{"optimizer", "adam"}, {"lr", 1e-3},
                                    {"lr_decay_start", 0}, {"lr_decay_final", 0.1},
                                    {"shards", 1}};
 
+// The keys every run has, with a model's recipe over them.
+nlohmann::json train_defaults(const ModelInfo& m) {
+  nlohmann::json train = kTrainBase;
+  for (auto& [k, v] : m.train_defaults.items()) train[k] = v;
+  return train;
+}
+
 const ModelInfo& model_info(const std::string& name) {
   for (const ModelInfo& m : all_models())
     if (m.name == name) return m;
@@ -155,11 +162,9 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
     c.model = j.at("model").get<std::string>();
     c.task_settings = j.at("task_settings");
     c.model_config = j.at("model_config");
-    nlohmann::json train_defaults = kTrainBase;
-    for (const ModelInfo& m : all_models())
-      if (m.name == c.model) train_defaults.update(m.train_defaults);
-    check_types(j.at("train"), train_defaults, "train", source);
-    check_types(c.model_config, model_info(c.model).default_config, "model_config", source);
+    const ModelInfo& model = model_info(c.model);
+    check_types(j.at("train"), train_defaults(model), "train", source);
+    check_types(c.model_config, model.default_config, "model_config", source);
     check_types(c.task_settings, task_info(c.task).default_settings, "task_settings", source, true);
     c.train = kTrainBase;  // a run written before a key existed gets its "off" value
     c.train.update(j.at("train"));
@@ -175,6 +180,12 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
   }
 }
 
+void RunConfig::set_data_dir(const std::string& dir) {
+  MG_CHECK(task_settings.contains("data_dir"), "--data: task ", task,
+           " of the run reads no data folder");
+  task_settings["data_dir"] = dir;
+}
+
 namespace {
 
 // The training recipe's numbers, checked before anything trains: an Error names the setting.
@@ -183,7 +194,7 @@ void check_recipe(const nlohmann::json& train) {
   auto flag = [](const char* key) {  // "clip_norm (--clip-norm)": in config.json or a flag
     std::string f = key;
     f += " (--";
-    for (const char* c = key; *c; ++c) f += *c == '_' ? '-' : *c;
+    f += flag_of(key);
     return f + ")";
   };
   MG_CHECK(number("lr") > 0, flag("lr"), " must be > 0, got ", number("lr"));
@@ -206,11 +217,10 @@ Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) 
   nlohmann::json model_config = config_.model_config;
   const nlohmann::json dims = task_->model_dims();
   const ModelInfo& info = model_info(config_.model);
-  for (auto it = dims.begin(); it != dims.end(); ++it)
+  for (auto it = dims.begin(); it != dims.end(); ++it) {
     MG_CHECK(info.default_config.contains(it.key()), "model ", config_.model, " does not fit task ",
              config_.task, ": the task sets '", it.key(), "', which ", config_.model,
              " does not have: ", config_.model, " is not a model of this task");
-  for (auto it = dims.begin(); it != dims.end(); ++it) {
     // A saved run whose size the task now computes otherwise (other data, a changed loader):
     // said when its checkpoint does not fit.
     if (model_config.contains(it.key()) && model_config[it.key()] != *it) {
@@ -408,10 +418,9 @@ nlohmann::json Trainer::evaluate(bool teacher_forcing) {
 namespace {
 // The first element of t that is NaN or infinite, as a message; empty when all are finite.
 std::string non_finite(const Tensor& t, const std::string& name) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (!std::isfinite(t.at(i)))
-      return "'" + name + "' holds " + std::to_string(t.at(i)) + " at element " + std::to_string(i);
-  return {};
+  const int64_t i = first_non_finite(t);
+  if (i < 0) return {};
+  return "'" + name + "' holds " + std::to_string(t.at(i)) + " at element " + std::to_string(i);
 }
 }  // namespace
 
@@ -494,8 +503,7 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
   }
   const TaskInfo& ti = task_info(task_name);
   const ModelInfo& mi = model_info(model_name);
-  nlohmann::json train = kTrainBase;
-  for (auto& [k, v] : mi.train_defaults.items()) train[k] = v;
+  nlohmann::json train = train_defaults(mi);
   nlohmann::json model_config = mi.default_config, task_settings = ti.default_settings;
 
   std::vector<std::string> valued = {

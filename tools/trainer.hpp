@@ -26,6 +26,9 @@ struct RunConfig {
 
   nlohmann::json to_json() const;
   static RunConfig from_json(const nlohmann::json& j, const std::string& source);
+  // Points a data task at another data folder (--data for a saved run); an Error if the task
+  // reads none.
+  void set_data_dir(const std::string& dir);
 };
 
 struct StepTiming {
