@@ -283,8 +283,7 @@ Data load(const LoadOptions& o) {
       const auto n = int64_t(f.questions.size());
       const int64_t n_train = train_count(n, o.valid_fraction);
       if (n_train < 1) {
-        int64_t need =
-            std::max<int64_t>(1, int64_t(std::ceil(1.0 / (1.0 - o.valid_fraction) - 1e-6)));
+        int64_t need = n + 1;  // the fewest questions that leave one to train on
         while (train_count(need, o.valid_fraction) < 1) ++need;
         fail(f.path, ": too few questions to train on: ", n, n == 1 ? " question" : " questions",
              ", split ", n_train, " train / ", n - n_train, " validation (the last ",
