@@ -2,6 +2,7 @@
 #include "models/dmnc.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "ops/ops.hpp"
 
@@ -64,6 +65,21 @@ void copy_row(Tensor& dst, int64_t row, const Tensor& src) {
 
 void record(Trace* trace, const std::string& prefix, const char* name, Var v) {
   if (trace && v.defined()) trace->record(prefix + name, v.value());
+}
+
+// An encoder's state tensors (the cache's only when it is on), for layers::RetiringRows.
+struct StateFields {
+  std::array<Var*, 10> ptr;
+  size_t count = 0;
+  operator std::span<Var* const>() const { return {ptr.data(), count}; }
+};
+template <class EncoderState>
+StateFields state_fields(EncoderState& e) {
+  StateFields f;
+  for (Var* v : layers::state_fields(e.controller)) f.ptr[f.count++] = v;
+  for (Var* v : layers::state_fields(e.memory)) f.ptr[f.count++] = v;
+  if (e.cache.defined()) f.ptr[f.count++] = &e.cache;
+  return f;
 }
 
 }  // namespace
@@ -294,10 +310,23 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace)
   for (int i = 0; i < 2; ++i)
     if (views.length[i] > 0) emb[i] = embed_[size_t(i)](tape, views.x[i]);  // [B, L_i, E]
   const int64_t T = std::max(views.length[0], views.length[1]);
+  // Late fusion's encoders never look at each other's state, so with packing each can keep only
+  // the rows that still step (layers::RetiringRows) when its view is a padded batch.
+  std::optional<layers::RetiringRows> rows[2];
+  if (fusion_ == Fusion::late && pack_rows_ && !trace)
+    for (int i = 0; i < 2; ++i)
+      if (views.length[i] > 0 && layers::RetiringRows::prefix_events(views.mask[i].value()))
+        rows[i].emplace(views.mask[i], i);
   std::string prefix;
   for (int64_t t = 0; t < T; ++t) {
     for (int i = 0; i < 2; ++i) {  // Algorithm 1: encoder 1's step, then encoder 2's
       if (t >= views.length[i]) continue;
+      if (rows[i]) {
+        if (rows[i]->begin_step(t, state_fields(s[size_t(i)])) > 0)
+          s[size_t(i)] = advance(tape, i, rows[i]->take(reshape(slice(emb[i], 1, t, 1), Shape{B, E})),
+                                 s, nullptr, prefix);
+        continue;
+      }
       const StepMask mask(views.mask[i], t);
       if (trace) prefix = "enc" + std::to_string(i + 1) + "/t" + std::to_string(t) + "/";
       if (mask.any())
@@ -317,6 +346,8 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace)
       }
     }
   }
+  for (int i = 0; i < 2; ++i)
+    if (rows[i]) rows[i]->finish(state_fields(s[size_t(i)]));
   return out;
 }
 

@@ -196,6 +196,103 @@ Var index_leaf(Tape& tape, std::span<const int64_t> rows, DType dtype) {
   return v;
 }
 
+bool RetiringRows::prefix_events(const Tensor& mask) {
+  const int64_t B = mask.dim(0), T = mask.dim(1);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 1; t < T; ++t)
+      if (mask.at(b * T + t) != 0 && mask.at(b * T + t - 1) == 0) return false;
+  return true;
+}
+
+RetiringRows::RetiringRows(Var mask, int slot) : mask_(mask), batch_(mask.dim(0)) {
+  static const char kKeys[4][6] = {};
+  MG_CHECK(slot >= 0 && slot < 4, "RetiringRows: slot ", slot, " must be 0-3");
+  MG_CHECK(mask.shape().rank == 2 && prefix_events(mask.value()), "RetiringRows: mask of shape ",
+           mask.shape(), " must be [B, T] with each row's events a prefix of its steps");
+  Tape& tape = *mask.tape;
+  stepping_ = &tape.index_scratch(&kKeys[slot][0]);
+  set_aside_ = &tape.index_scratch(&kKeys[slot][1]);
+  keep_ = &tape.index_scratch(&kKeys[slot][2]);
+  ended_ = &tape.index_scratch(&kKeys[slot][3]);
+  pieces_ = &tape.var_scratch(&kKeys[slot][4]);
+  joined_ = &tape.var_scratch(&kKeys[slot][5]);
+  stepping_->clear();
+  for (int64_t b = 0; b < batch_; ++b) stepping_->push_back(b);
+  set_aside_->clear();
+  pieces_->clear();
+}
+
+Var RetiringRows::index(std::span<const int64_t> rows) const {
+  return index_leaf(*mask_.tape, rows, mask_.dtype());
+}
+
+int64_t RetiringRows::begin_step(int64_t t, std::span<Var* const> fields) {
+  MG_CHECK(fields_ == 0 || fields_ == fields.size(), "RetiringRows: ", fields.size(),
+           " fields at step ", t, " after ", fields_);
+  fields_ = fields.size();
+  const Tensor& m = mask_.value();
+  const int64_t T = m.dim(1), n = int64_t(stepping_->size());
+  std::vector<int64_t>&stepping = *stepping_, &keep = *keep_, &ended = *ended_;
+  keep.clear();
+  ended.clear();
+  for (int64_t p = 0; p < n; ++p)
+    (t < T && m.at(stepping[size_t(p)] * T + t) != 0 ? keep : ended).push_back(p);
+  if (ended.empty()) return n;
+  if (keep.empty()) {  // every row ends: the fields are the last piece
+    for (Var* f : fields) pieces_->push_back(*f);
+  } else {
+    const Var keep_rows = index(keep), ended_rows = index(ended);
+    for (Var* f : fields) {
+      pieces_->push_back(gather_rows(*f, ended_rows));
+      *f = gather_rows(*f, keep_rows);
+    }
+  }
+  for (int64_t p : ended) set_aside_->push_back(stepping[size_t(p)]);
+  for (size_t k = 0; k < keep.size(); ++k) stepping[k] = stepping[size_t(keep[k])];  // increasing
+  stepping.resize(keep.size());
+  stepping_rows_ = Var{};
+  return int64_t(keep.size());
+}
+
+Var RetiringRows::take(Var full) const {
+  MG_CHECK(full.defined() && full.dim(0) == batch_, "RetiringRows::take: ",
+           full.defined() ? full.shape().str() : std::string("undefined"), " must have ", batch_,
+           " rows");
+  if (set_aside_->empty()) return full;  // no row has ended: all rows, in order
+  MG_CHECK(!stepping_->empty(), "RetiringRows::take: no row steps");
+  if (!stepping_rows_.defined()) stepping_rows_ = index(*stepping_);
+  return gather_rows(full, stepping_rows_);
+}
+
+void RetiringRows::finish(std::span<Var* const> fields) {
+  if (set_aside_->empty()) return;  // the fields still hold every row, in order
+  MG_CHECK(fields.size() == fields_, "RetiringRows::finish: ", fields.size(), " fields, stepped ",
+           fields_);
+  // The pieces, then the rows still stepping, joined: position p holds batch row order[p].
+  std::vector<int64_t>& inverse = *ended_;
+  inverse.assign(size_t(batch_), 0);
+  int64_t p = 0;
+  for (int64_t b : *set_aside_) inverse[size_t(b)] = p++;
+  for (int64_t b : *stepping_) inverse[size_t(b)] = p++;
+  const Var to_batch = index(inverse);
+  const size_t K = pieces_->size() / fields_;
+  for (size_t f = 0; f < fields_; ++f) {
+    std::vector<Var>& joined = *joined_;
+    joined.clear();
+    for (size_t k = 0; k < K; ++k) joined.push_back((*pieces_)[k * fields_ + f]);
+    if (!stepping_->empty()) joined.push_back(*fields[f]);
+    const Var all = joined.size() == 1 ? joined[0] : concat(joined, 0);
+    *fields[f] = gather_rows(all, to_batch);
+  }
+}
+
+std::array<Var*, 2> state_fields(LstmState& s) { return {&s.h, &s.c}; }
+
+std::array<Var*, 7> state_fields(dnc::State& s) {
+  return {&s.memory,        &s.usage,        &s.link,        &s.precedence,
+          &s.write_weights, &s.read_weights, &s.read_vectors};
+}
+
 Var StepMask::column(int rank) const {
   Var& c = cols_[rank];
   if (!c.defined()) {
