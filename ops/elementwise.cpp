@@ -202,7 +202,7 @@ struct PowRule {
   template <class T> static T df(T x, T, double p, double) { return T(p) * std::pow(x, T(p - 1)); }
 };
 struct SigmoidRule {
-  static vec::f32x4 f4(vec::f32x4 x) { return vec::sigmoid(x); }  // float32, 4 lanes at once
+  static vec::f32v fv(vec::f32v x) { return vec::sigmoid(x); }  // float32, vec::kLanes at once
   template <class T> static T f(T x, double, double) {
     // Two branches keep exp's argument non-positive: no overflow for large |x|.
     if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
@@ -213,7 +213,7 @@ struct SigmoidRule {
 };
 struct TanhRule {
   template <class T> static T f(T x, double, double) { return std::tanh(x); }
-  static vec::f32x4 f4(vec::f32x4 x) { return vec::tanh(x); }  // float32, 4 lanes at once
+  static vec::f32v fv(vec::f32v x) { return vec::tanh(x); }  // float32, vec::kLanes at once
   template <class T> static T df(T, T y, double, double) { return T(1) - y * y; }
 };
 struct ReluRule {
@@ -276,9 +276,9 @@ Var unary(const OpDef& op, Var x, double p0 = 0, double p1 = 0) {
     const T* px = x.value().data<T>();
     T* py = x.tape->value(y.id).data<T>();
     const int64_t count = x.value().numel();
-    // Rules with a float32 SIMD version (f4: sigmoid, tanh) use it; see vec_math.hpp.
-    if constexpr (sizeof(T) == 4 && requires(vec::f32x4 v) { Rule::f4(v); })
-      vec::map(px, py, count, Rule::f4);
+    // Rules with a float32 SIMD version (fv: sigmoid, tanh) use it; see vec_math.hpp.
+    if constexpr (sizeof(T) == 4 && requires(vec::f32v v) { Rule::fv(v); })
+      vec::map(px, py, count, Rule::fv);
     else
       for (int64_t i = 0; i < count; ++i) py[i] = Rule::f(px[i], p0, p1);
   });

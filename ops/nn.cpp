@@ -228,9 +228,9 @@ template <class T>
 void activate(const T* x, T* y, int64_t n, bool use_tanh) {
   if constexpr (sizeof(T) == 4) {
     if (use_tanh)
-      vec::map(x, y, n, [](vec::f32x4 v) { return vec::tanh(v); });
+      vec::map(x, y, n, [](vec::f32v v) { return vec::tanh(v); });
     else
-      vec::map(x, y, n, [](vec::f32x4 v) { return vec::sigmoid(v); });
+      vec::map(x, y, n, [](vec::f32v v) { return vec::sigmoid(v); });
   } else {
     for (int64_t j = 0; j < n; ++j) y[j] = use_tanh ? std::tanh(x[j]) : stable_sigmoid(x[j]);
   }
