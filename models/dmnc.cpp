@@ -323,8 +323,9 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace)
       if (t >= views.length[i]) continue;
       if (rows[i]) {
         if (rows[i]->begin_step(t, state_fields(s[size_t(i)])) > 0)
-          s[size_t(i)] = advance(tape, i, rows[i]->take(reshape(slice(emb[i], 1, t, 1), Shape{B, E})),
-                                 s, nullptr, prefix);
+          s[size_t(i)] =
+              advance(tape, i, rows[i]->take(reshape(slice(emb[i], 1, t, 1), Shape{B, E})), s,
+                      nullptr, prefix);
         continue;
       }
       const StepMask mask(views.mask[i], t);
@@ -408,13 +409,31 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
   for (int i = 0; i < 2; ++i) {  // view 1's events, then view 2's: one concatenated sequence
     if (views.length[i] == 0) continue;
     Var emb = embed_[size_t(i)](tape, views.x[i]);
+    const bool pack = pack_rows_ && !opts.trace;
+    if (pack && layers::RetiringRows::prefix_events(views.mask[i].value())) {
+      // Packed, keeping only the rows that still step (layers::RetiringRows).
+      layers::RetiringRows rows(views.mask[i], 0);
+      StateFields fields;
+      for (Var* v : layers::state_fields(ctrl)) fields.ptr[fields.count++] = v;
+      for (Var* v : layers::state_fields(mem)) fields.ptr[fields.count++] = v;
+      for (int64_t t = 0; t < views.length[i]; ++t) {
+        const int64_t n = rows.begin_step(t, fields);
+        if (n == 0) break;
+        Var x = rows.take(reshape(slice(emb, 1, t, 1), Shape{B, E}));
+        Var input = concat({x, reshape(mem.read_vectors, Shape{n, RW})}, 1);
+        ctrl = layers::clip_state(cell.step(tape, input, ctrl), clip_);
+        const dnc::Interface iface = dnc::parse_interface(interface_(tape, ctrl.h), mem_);
+        mem = dnc::step(mem, iface, true, nullptr, prefix, kUsageGradient);
+      }
+      rows.finish(fields);
+      continue;
+    }
     for (int64_t t = 0; t < views.length[i]; ++t) {
       const StepMask mask(views.mask[i], t);
       if (!mask.any()) continue;
       // One sequence: view 2's steps are numbered after view 1's.
       if (opts.trace) prefix = "enc/t" + std::to_string(t + (i == 1 ? views.length[0] : 0)) + "/";
       // Packed: only the samples with an event step (layers::StepMask); else all, then blended.
-      const bool pack = pack_rows_ && !opts.trace;
       Var x = reshape(slice(emb, 1, t, 1), Shape{B, E});
       const LstmState c0 = pack ? mask.take(ctrl) : ctrl;
       const dnc::State m0 = pack ? mask.take(mem) : mem;

@@ -255,9 +255,9 @@ int64_t RetiringRows::begin_step(int64_t t, std::span<Var* const> fields) {
 }
 
 Var RetiringRows::take(Var full) const {
-  MG_CHECK(full.defined() && full.dim(0) == batch_, "RetiringRows::take: ",
-           full.defined() ? full.shape().str() : std::string("undefined"), " must have ", batch_,
-           " rows");
+  MG_CHECK(full.defined() && full.dim(0) == batch_,
+           "RetiringRows::take: ", full.defined() ? full.shape().str() : std::string("undefined"),
+           " must have ", batch_, " rows");
   if (set_aside_->empty()) return full;  // no row has ended: all rows, in order
   MG_CHECK(!stepping_->empty(), "RetiringRows::take: no row steps");
   if (!stepping_rows_.defined()) stepping_rows_ = index(*stepping_);
@@ -341,6 +341,19 @@ LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmStat
                    double clip, bool pack, std::vector<Var>* outputs) {
   const int64_t B = emb.dim(0), T = emb.dim(1), G = 4 * cell.hidden();
   Var xw;  // [B,T,4H], computed once a step needs it
+  if (pack && !outputs && T > 0 && RetiringRows::prefix_events(mask.value())) {
+    // Only the final state is wanted: keep just the rows that still step.
+    RetiringRows rows(mask, 2);
+    const std::array<Var*, 2> fields = state_fields(state);
+    for (int64_t t = 0; t < T; ++t) {
+      if (rows.begin_step(t, fields) == 0) break;
+      if (!xw.defined()) xw = cell.project_inputs(emb);
+      const Var xt = rows.take(reshape(slice(xw, 1, t, 1), Shape{B, G}));
+      state = clip_state(cell.step_projected(tape, xt, state), clip);
+    }
+    rows.finish(fields);
+    return state;
+  }
   for (int64_t t = 0; t < T; ++t) {
     const StepMask m(mask, t);
     if (m.any()) {
@@ -660,7 +673,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
 
 nlohmann::json dmnc_paper_recipe() {
   return {{"optimizer", "adam"},    {"lr", 1e-3},           {"batch", 50},
-          {"iterations", 10000},    {"clip_value", 10.0},     {"clip_norm", 5.0},
+          {"iterations", 10000},    {"clip_value", 10.0},   {"clip_norm", 5.0},
           {"lr_decay_start", 5000}, {"lr_decay_final", 0.1}};
 }
 

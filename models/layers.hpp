@@ -154,14 +154,14 @@ class RetiringRows {
   Var index(std::span<const int64_t> rows) const;
   Var mask_;
   int64_t batch_ = 0;
-  size_t fields_ = 0;                 // fields per piece, fixed by the first begin_step
-  std::vector<int64_t>* stepping_;    // batch rows held by the fields, in their order
-  std::vector<int64_t>* set_aside_;   // batch rows of the pieces, in their order
-  std::vector<int64_t>* keep_;        // scratch: positions of the rows that step on
-  std::vector<int64_t>* ended_;       // scratch: positions of the rows set aside; inverse order
-  std::vector<Var>* pieces_;          // per retirement, one piece per field
-  std::vector<Var>* joined_;          // scratch: one field's pieces, for concat
-  mutable Var stepping_rows_;         // *stepping_ as data, made when take() needs it
+  size_t fields_ = 0;                // fields per piece, fixed by the first begin_step
+  std::vector<int64_t>* stepping_;   // batch rows held by the fields, in their order
+  std::vector<int64_t>* set_aside_;  // batch rows of the pieces, in their order
+  std::vector<int64_t>* keep_;       // scratch: positions of the rows that step on
+  std::vector<int64_t>* ended_;      // scratch: positions of the rows set aside; inverse order
+  std::vector<Var>* pieces_;         // per retirement, one piece per field
+  std::vector<Var>* joined_;         // scratch: one field's pieces, for concat
+  mutable Var stepping_rows_;        // *stepping_ as data, made when take() needs it
 };
 // The state tensors of an LSTM and of a DNC memory, for RetiringRows.
 std::array<Var*, 2> state_fields(LstmState& s);
@@ -180,7 +180,8 @@ LstmState concat_states(const LstmState& a, const LstmState& b);
 
 // Runs `cell` over one view: emb [B, T, E], mask [B, T]. A sample without an event at step t keeps
 // its state; a step no sample has is skipped. With `pack` a step computes the rows of the samples
-// with an event only (StepMask's packing), else every row, blended. The input projection of all T
+// with an event only (RetiringRows when the mask is a padded batch's and no `outputs` are wanted,
+// else StepMask's packing), else every row, blended. The input projection of all T
 // steps is one GEMM (project_inputs). With `outputs`, appends the state's h after every step
 // (all B rows), T entries.
 LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmState state,

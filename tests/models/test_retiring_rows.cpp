@@ -38,7 +38,8 @@ TEST_CASE("RetiringRows: each row steps while its view has events; values and gr
   const int64_t B = int64_t(len.size()), T = 4;
   Tape tape;
   const Var mask = tape.input(prefix_mask(len, T));
-  Var a = tape.input(formula(Shape{B, 2}, 0.1), true), b = tape.input(formula(Shape{B, 2, 3}, 0.2), true);
+  Var a = tape.input(formula(Shape{B, 2}, 0.1), true),
+      b = tape.input(formula(Shape{B, 2, 3}, 0.2), true);
   const Var a0 = a, b0 = b;
   const Var x = tape.input(formula(Shape{B, T, 2}, 0.3), true);
   layers::RetiringRows rows(mask, 0);
@@ -70,8 +71,10 @@ TEST_CASE("RetiringRows: each row steps while its view has events; values and gr
       CHECK(b.value().at(r * 6 + j) ==
             doctest::Approx(b0.value().at(r * 6 + j) * std::pow(3.0, double(L))).epsilon(1e-14));
   }
-  // loss = sum(a * wa) + sum(b * wb): d/da0 = 2^L wa, d/db0 = 3^L wb, d/dx_t = 2^(L-1-t) wa (t < L).
-  const Var wa = tape.input(formula(Shape{B, 2}, 0.4)), wb = tape.input(formula(Shape{B, 2, 3}, 0.5));
+  // loss = sum(a * wa) + sum(b * wb): d/da0 = 2^L wa, d/db0 = 3^L wb, d/dx_t = 2^(L-1-t) wa (t <
+  // L).
+  const Var wa = tape.input(formula(Shape{B, 2}, 0.4)),
+            wb = tape.input(formula(Shape{B, 2, 3}, 0.5));
   tape.backward(add(sum(mul(a, wa)), sum(mul(b, wb))));
   for (int64_t r = 0; r < B; ++r) {
     const int64_t L = len[size_t(r)];
