@@ -29,7 +29,8 @@ const char* kHelp = R"(usage: memgrad bench ops [--threads N] [--json] [--quick]
 --model: training steps of a model at its default (paper) dimensions: median ms per step split
 into forward, backward and optimizer (min and max over the measured steps), steps/s, heap
 allocations per steady-state step, and peak resident memory. The first 5 steps are warm-up
-(60 with --shards above 1).
+(200 with --shards above 1: their graphs vary more, so the tape's buffers take longer to
+reach their largest shapes).
 --profile: then as many steps again with the tape timing each op (engine/op_profile.hpp), and a
 table of ms per step by op kind, forward and backward (profiled steps are not in the figures above).
 
@@ -226,7 +227,7 @@ int bench_model(Words words) {
   const int threads = set_process_threads(flags["threads"].get<long>());
   // Warm-up steps, out of the figures. Batch shards' graphs vary more from step to step (each
   // shard's lengths), so their tape slots take some 50 steps to reach their steady sizes.
-  const int64_t warmup = rc.train.at("shards").get<int64_t>() > 1 ? 60 : 5;
+  const int64_t warmup = rc.train.at("shards").get<int64_t>() > 1 ? 200 : 5;
   rc.train["epochs"] = 0;
   rc.train["iterations"] = warmup + (profile ? 2 : 1) * steps;
   Trainer trainer(rc);
