@@ -368,12 +368,14 @@ StepTiming Trainer::train_step(int64_t step) {
         });
     }
   }
-  timing.grad_norm = grad_norm(params);
-  if (const double c = tr.at("clip_norm").get<double>(); c > 0) clip_grad_norm(params, c);
-  if (const double c = tr.at("clip_value").get<double>(); c > 0) clip_grad_value(params, c);
+  // Global-norm clip, then value clip (the trainer's order: see ClipOrder), folded into the
+  // update: one read of the gradients for their norm, then one update pass that also zeroes them.
+  const GradClip clip =
+      plan_grad_clip(params, tr.at("clip_norm").get<double>(), tr.at("clip_value").get<double>(),
+                     ClipOrder::kNormThenValue);
+  timing.grad_norm = clip.norm;
   optimizer_->set_learning_rate(current_lr(step));
-  optimizer_->step();
-  params.zero_grad();
+  optimizer_->step(clip, /*zero_grads=*/true);
   model_->after_update();
   timing.optimizer_ms = ms_since(t0);
   return timing;
