@@ -53,7 +53,8 @@ class Sum2SeqTask : public Task {
   nlohmann::json config() const override { return settings_; }
   nlohmann::json model_dims() const override {
     return {{"input_vocab", sum2seq::input_vocab(format_.end_marker)},
-            {"output_vocab", sum2seq::kOutputVocab}};
+            {"output_vocab", sum2seq::kOutputVocab},
+            {"output", "sequence"}};  // its targets are sequences, never label sets
   }
   int64_t steps_per_epoch(int64_t) const override { return 1; }
   void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {

@@ -569,7 +569,7 @@ void reject_task_set_flags(const std::vector<std::string>& given, Trainer& train
     const std::string flag = flag_of(it.key());
     if (std::find(given.begin(), given.end(), flag) != given.end())
       throw UsageError("--" + flag + " is set by task " + trainer.config().task + " (to " +
-                       it->dump() + ", from its data); leave it out");
+                       it->dump() + "); leave it out");
   }
 }
 

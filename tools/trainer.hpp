@@ -103,8 +103,8 @@ class Trainer {
 RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* out_dir,
                           std::string* resume_dir, nlohmann::json* tool_flags);
 
-// A model size the task sets from its data (vocabulary, output classes) given as a flag would be
-// silently replaced: a UsageError names it.
+// A model setting the task decides (vocabulary and output sizes from its data, the output kind
+// from its targets) given as a flag would be silently replaced: a UsageError names it.
 void reject_task_set_flags(const std::vector<std::string>& given, Trainer& trainer);
 
 }  // namespace memgrad::cli

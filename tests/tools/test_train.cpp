@@ -224,6 +224,7 @@ TEST_CASE("settings that cannot work are errors before training starts") {
       {{"--clip-norm", "-1"}, "clip_norm (--clip-norm) must be >= 0 (0 = off), got -1"},
       {{"--lr-decay-final", "-3"}, "lr_decay_final (--lr-decay-final) must be >= 0"},
       {{"--input-vocab", "3"}, "--input-vocab is set by task sum2seq (to 52"},
+      {{"--output", "set"}, "--output is set by task sum2seq (to \"sequence\"); leave it out"},
       {{"--lmax", "100000"}, "lmax must be a whole number in [1, 1000], got 100000"},
       {{"--test-lmax", "3,5000"}, "test_lmax values must be a whole number in [1, 1000]"},
       {{"--hidden", "1.5"}, "--hidden expects a whole number, got '1.5'"},
