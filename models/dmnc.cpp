@@ -406,6 +406,13 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
   LstmState ctrl = cell.zero_state(tape, B, dtype);
   dnc::State mem = dnc::initial_state(tape, B, mem_, dtype);
   std::string prefix;
+  // One DNC step of the rows in x [n, E] from the state (c, m) of those rows.
+  auto step = [&](Var x, LstmState& c, dnc::State& m) {
+    Var input = concat({x, reshape(m.read_vectors, Shape{x.dim(0), RW})}, 1);
+    c = layers::clip_state(cell.step(tape, input, c), clip_);
+    const dnc::Interface iface = dnc::parse_interface(interface_(tape, c.h), mem_);
+    m = dnc::step(m, iface, true, opts.trace, prefix, kUsageGradient);
+  };
   for (int i = 0; i < 2; ++i) {  // view 1's events, then view 2's: one concatenated sequence
     if (views.length[i] == 0) continue;
     Var emb = embed_[size_t(i)](tape, views.x[i]);
@@ -416,15 +423,8 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       StateFields fields;
       for (Var* v : layers::state_fields(ctrl)) fields.ptr[fields.count++] = v;
       for (Var* v : layers::state_fields(mem)) fields.ptr[fields.count++] = v;
-      for (int64_t t = 0; t < views.length[i]; ++t) {
-        const int64_t n = rows.begin_step(t, fields);
-        if (n == 0) break;
-        Var x = rows.take(reshape(slice(emb, 1, t, 1), Shape{B, E}));
-        Var input = concat({x, reshape(mem.read_vectors, Shape{n, RW})}, 1);
-        ctrl = layers::clip_state(cell.step(tape, input, ctrl), clip_);
-        const dnc::Interface iface = dnc::parse_interface(interface_(tape, ctrl.h), mem_);
-        mem = dnc::step(mem, iface, true, nullptr, prefix, kUsageGradient);
-      }
+      for (int64_t t = 0; t < views.length[i] && rows.begin_step(t, fields) > 0; ++t)
+        step(rows.take(reshape(slice(emb, 1, t, 1), Shape{B, E})), ctrl, mem);
       rows.finish(fields);
       continue;
     }
@@ -435,15 +435,11 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       if (opts.trace) prefix = "enc/t" + std::to_string(t + (i == 1 ? views.length[0] : 0)) + "/";
       // Packed: only the samples with an event step (layers::StepMask); else all, then blended.
       Var x = reshape(slice(emb, 1, t, 1), Shape{B, E});
-      const LstmState c0 = pack ? mask.take(ctrl) : ctrl;
-      const dnc::State m0 = pack ? mask.take(mem) : mem;
-      if (pack) x = mask.take(x);
-      Var input = concat({x, reshape(m0.read_vectors, Shape{x.dim(0), RW})}, 1);
-      const LstmState c = layers::clip_state(cell.step(tape, input, c0), clip_);
-      const dnc::Interface iface = dnc::parse_interface(interface_(tape, c.h), mem_);
-      const dnc::State next = dnc::step(m0, iface, true, opts.trace, prefix, kUsageGradient);
+      LstmState c = pack ? mask.take(ctrl) : ctrl;
+      dnc::State m = pack ? mask.take(mem) : mem;
+      step(pack ? mask.take(x) : x, c, m);
       ctrl = pack ? mask.put(ctrl, c) : mask.blend(c, ctrl);
-      mem = pack ? mask.put(mem, next) : mask.blend(next, mem);
+      mem = pack ? mask.put(mem, m) : mask.blend(m, mem);
     }
   }
   layers::MemoryReader reader(dec_read_, mem_, std::span<const dnc::State>(&mem, 1),
