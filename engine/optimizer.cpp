@@ -33,8 +33,10 @@ struct Clip {
   T pre, lo, hi, post;
   explicit Clip(const GradClip& c)
       : pre(T(c.pre)), lo(T(-c.limit)), hi(T(c.limit)), post(T(c.post)) {}
-  // The float operations of clip_grad_norm (g *= pre) and clip_grad_value, in the same order.
-  T operator()(T g) const {
+  // The float operations of clip_grad_norm (g *= pre) and clip_grad_value, in the same order, on
+  // one element or lane by lane on a SIMD vector of them.
+  template <class V>
+  V operator()(V g) const {
     g *= pre;
     g = g < lo ? lo : g;  // two selects, written so that they vectorize
     g = g > hi ? hi : g;
@@ -77,10 +79,7 @@ int64_t adam_simd<float>(float* w, float* m, float* v, float* g, int64_t n, bool
     std::memcpy(&wj, w + j, sizeof wj);
     std::memcpy(&gj, g + j, sizeof gj);
     if (zero_grads) std::memset(g + j, 0, sizeof gj);
-    gj *= clip.pre;  // Clip::operator() on a vector
-    gj = gj < clip.lo ? clip.lo : gj;
-    gj = gj > clip.hi ? clip.hi : gj;
-    gj *= clip.post;
+    gj = clip(gj);
     mj = b1 * mj + (1.0f - b1) * gj;
     vj = b2 * vj + (1.0f - b2) * gj * gj;
     wj -= step * mj / (vec_sqrt(vj * inv_c2) + eps);
@@ -251,12 +250,10 @@ void clip_grad_value(ParameterSet& params, double limit) {
     Tensor& g = params[i].grad;
     MG_DISPATCH(g.dtype(), T, {
       T* p = g.data<T>();
-      const int64_t n = g.numel();
-      const T lo = T(-limit), hi = T(limit);
-      for (int64_t j = 0; j < n; ++j) {  // two selects, written so that they vectorize
-        const T v = p[j] < lo ? lo : p[j];
-        p[j] = v > hi ? hi : v;
-      }
+      GradClip value_only;  // pre and post 1: exact, so only the clamp acts
+      value_only.limit = limit;
+      const Clip<T> clamp(value_only);
+      for (int64_t j = 0; j < g.numel(); ++j) p[j] = clamp(p[j]);
     });
   }
 }
@@ -267,19 +264,15 @@ GradClip plan_grad_clip(const ParameterSet& params, double clip_norm, double cli
   if (clip_value > 0) clip.limit = clip_value;
   const bool clamped_norm = order == ClipOrder::kValueThenNorm && clip_norm > 0 && clip_value > 0;
   // The norm as given (for the log and the norm-first scale) and, value-first, the norm of the
-  // clamped gradients. Both are grad_norm's sums, so bit for bit the separate passes' norms (in
-  // float64 too: one loop for both would let the compiler fuse multiply-adds otherwise); the
-  // second reads each gradient again while it is still in cache.
-  double raw = 0, clamped = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Tensor& g = params[i].grad;
-    MG_DISPATCH(g.dtype(), T, {
-      const T* p = g.data<T>();
-      raw += sum_of_squares(p, g.numel(), [](T x) { return x; });
-      if (clamped_norm) clamped += sum_of_squares(p, g.numel(), Clip<T>(clip));
-    });
-  }
-  clip.norm = std::sqrt(raw);
+  // clamped gradients: grad_norm's sum, so bit for bit the separate passes' norms.
+  clip.norm = grad_norm(params);
+  double clamped = 0;
+  if (clamped_norm)
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Tensor& g = params[i].grad;
+      MG_DISPATCH(g.dtype(), T,
+                  { clamped += sum_of_squares(g.data<T>(), g.numel(), Clip<T>(clip)); });
+    }
   if (clip_norm > 0 && order == ClipOrder::kNormThenValue)
     clip.pre = norm_scale(clip.norm, clip_norm);
   else if (clip_norm > 0)

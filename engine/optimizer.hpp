@@ -103,7 +103,7 @@ enum class ClipOrder {
 };
 
 // The clipping "by global norm to clip_norm and by value to clip_value" (0 = off) in `order`, for
-// Optimizer::step. It reads the gradients once (per parameter twice, back to back, value-first),
+// Optimizer::step. It reads the gradients once (twice value-first: the clamped norm too),
 // summing in double in parameter order, so the result is the same on every run. The step then
 // updates exactly as after the two clip_grad_ calls: the same operations on every element.
 GradClip plan_grad_clip(const ParameterSet& params, double clip_norm, double clip_value,
