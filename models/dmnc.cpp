@@ -67,19 +67,23 @@ void record(Trace* trace, const std::string& prefix, const char* name, Var v) {
   if (trace && v.defined()) trace->record(prefix + name, v.value());
 }
 
-// An encoder's state tensors (the cache's only when it is on), for layers::RetiringRows.
+// A DNC encoder's state tensors (controller, memory, and the cache when there is one), for
+// layers::RetiringRows.
 struct StateFields {
   std::array<Var*, 10> ptr;
   size_t count = 0;
   operator std::span<Var* const>() const { return {ptr.data(), count}; }
 };
-template <class EncoderState>
-StateFields state_fields(EncoderState& e) {
+StateFields state_fields(LstmState& controller, dnc::State& memory, Var* cache = nullptr) {
   StateFields f;
-  for (Var* v : layers::state_fields(e.controller)) f.ptr[f.count++] = v;
-  for (Var* v : layers::state_fields(e.memory)) f.ptr[f.count++] = v;
-  if (e.cache.defined()) f.ptr[f.count++] = &e.cache;
+  for (Var* v : layers::state_fields(controller)) f.ptr[f.count++] = v;
+  for (Var* v : layers::state_fields(memory)) f.ptr[f.count++] = v;
+  if (cache && cache->defined()) f.ptr[f.count++] = cache;
   return f;
+}
+template <class EncoderState>  // Dmnc::EncoderState, private to Dmnc
+StateFields state_fields(EncoderState& e) {
+  return state_fields(e.controller, e.memory, &e.cache);
 }
 
 }  // namespace
@@ -420,9 +424,7 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
     if (pack && layers::RetiringRows::prefix_events(views.mask[i].value())) {
       // Packed, keeping only the rows that still step (layers::RetiringRows).
       layers::RetiringRows rows(views.mask[i], 0);
-      StateFields fields;
-      for (Var* v : layers::state_fields(ctrl)) fields.ptr[fields.count++] = v;
-      for (Var* v : layers::state_fields(mem)) fields.ptr[fields.count++] = v;
+      const StateFields fields = state_fields(ctrl, mem);
       for (int64_t t = 0; t < views.length[i] && rows.begin_step(t, fields) > 0; ++t)
         step(rows.take(reshape(slice(emb, 1, t, 1), Shape{B, E})), ctrl, mem);
       rows.finish(fields);
