@@ -78,9 +78,13 @@ void save_safetensors(const std::string& path, const TensorFile& file) {
   write_file_atomically(path, bytes);
 }
 
-TensorFile load_safetensors(const std::string& path) {
+void check_not_directory(const std::string& path) {
   std::error_code ec;
   MG_CHECK(!std::filesystem::is_directory(path, ec), path, ": is a directory, not a file");
+}
+
+TensorFile load_safetensors(const std::string& path) {
+  check_not_directory(path);
   std::ifstream in(path, std::ios::binary);
   MG_CHECK(in.good(), path, ": cannot open (", std::strerror(errno), ")");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

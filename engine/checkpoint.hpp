@@ -24,6 +24,10 @@ struct TensorFile {
 void save_safetensors(const std::string& path, const TensorFile& file);
 TensorFile load_safetensors(const std::string& path);
 
+// An Error "<path>: is a directory, not a file" when it is one (an ifstream would open it and
+// read nothing, and the reader would then blame the file's contents).
+void check_not_directory(const std::string& path);
+
 // Writes `bytes` to path atomically (temporary file + fsync + rename).
 void write_file_atomically(const std::string& path, const std::string& bytes);
 

@@ -44,11 +44,6 @@ const char* kHelp =
     "Recording turns the models' row packing off (every sample steps, ended ones are blended),\n"
     "so the tape is the unpacked graph; the values are the same (tests/models/test_dmnc.cpp).";
 
-// `memgrad train` options that mean nothing for one sample: refused rather than ignored.
-const char* kTrainingOnly[] = {"out",    "overwrite", "resume",     "iterations",
-                               "epochs", "log-every", "eval-every", "checkpoint-every",
-                               "quiet",  "shards"};
-
 int64_t parse_sample(const std::string& text) {
   try {
     size_t used = 0;
@@ -105,10 +100,11 @@ int cmd_inspect(const Words& arguments) {
     nlohmann::json flags;
     rc = parse_run_flags(words, nullptr, nullptr, &flags);
     given = flags["given"].get<std::vector<std::string>>();
-    for (const char* name : kTrainingOnly)
-      if (std::find(given.begin(), given.end(), name) != given.end())
-        throw UsageError(std::string("--") + name +
-                         " is a training option; inspect runs one sample");
+    // Training options mean nothing for one sample: refused rather than ignored.
+    const std::string why = " is a training option; inspect runs one sample";
+    const char* const shards[] = {"shards"};
+    refuse_options(given, kRunOptions, why);
+    refuse_options(given, shards, why);
     set_process_threads(flags["threads"].get<long>());
     json = flags["json"].get<bool>();
   }

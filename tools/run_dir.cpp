@@ -20,8 +20,7 @@ void RunDir::write_json(const std::string& file, const nlohmann::json& j) const 
 }
 
 nlohmann::json RunDir::read_json(const std::string& file) const {
-  std::error_code ec;
-  MG_CHECK(!std::filesystem::is_directory(file, ec), file, ": is a directory, not a file");
+  check_not_directory(file);
   std::ifstream in(file);
   MG_CHECK(in.good(), "cannot read ", file, " (is ", path, " a memgrad run directory?)");
   try {

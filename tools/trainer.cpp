@@ -561,6 +561,13 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
   return rc;
 }
 
+void refuse_options(const std::vector<std::string>& given, std::span<const char* const> names,
+                    const std::string& why) {
+  for (const char* name : names)
+    if (std::find(given.begin(), given.end(), name) != given.end())
+      throw UsageError(std::string("--") + name + why);
+}
+
 void reject_task_set_flags(const std::vector<std::string>& given, Trainer& trainer) {
   const nlohmann::json dims = trainer.task().model_dims();
   for (auto it = dims.begin(); it != dims.end(); ++it) {

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -106,5 +107,16 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
 // A model setting the task decides (vocabulary and output sizes from its data, the output kind
 // from its targets) given as a flag would be silently replaced: a UsageError names it.
 void reject_task_set_flags(const std::vector<std::string>& given, Trainer& trainer);
+
+// The `memgrad train` options that shape a training run (its directory, length and reporting).
+// Commands that run training steps without making a run (bench, inspect) refuse them rather than
+// ignore them.
+inline constexpr const char* kRunOptions[] = {"out",        "overwrite",        "resume",
+                                              "iterations", "epochs",           "log-every",
+                                              "eval-every", "checkpoint-every", "quiet"};
+// A UsageError "--NAME" + why for the first of `names` (without dashes) found in `given`, the
+// options parse_run_flags saw.
+void refuse_options(const std::vector<std::string>& given, std::span<const char* const> names,
+                    const std::string& why);
 
 }  // namespace memgrad::cli
