@@ -232,14 +232,14 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
   return next;
 }
 
-Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, Var x, const std::array<EncoderState, 2>& s,
-                                 Trace* trace, const std::string& prefix) const {
+Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, const layers::TokenLstm& lstm, Var ids,
+                                 const std::array<EncoderState, 2>& s, Trace* trace,
+                                 const std::string& prefix) const {
   const EncoderState& me = s[size_t(i)];
-  const int64_t B = x.dim(0), W = mem_.word, R = mem_.read_heads;
+  const int64_t B = ids.dim(0), W = mem_.word, R = mem_.read_heads;
   // Eq. 3-4: the controller reads [x_t ; r_{t-1}].
-  Var input = concat({x, reshape(me.memory.read_vectors, Shape{B, R * W})}, 1);
-  const LstmState ctrl =
-      layers::clip_state(cell_[size_t(i)].step(tape, input, me.controller), clip_);
+  Var reads = reshape(me.memory.read_vectors, Shape{B, R * W});
+  const LstmState ctrl = layers::clip_state(lstm.step(tape, ids, reads, me.controller), clip_);
   // The interface: the read function (shared in early fusion) and encoder i's write function,
   // laid out as dnc::parse_interface expects (read keys, strengths | write block | read modes).
   Var rd = read_[size_t(i)](tape, ctrl.h);
@@ -265,11 +265,12 @@ Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, Var x, const std::array<Enco
   return next;
 }
 
-void Dmnc::encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s,
-                        const StepMask& mask, Trace* trace, const std::string& prefix) const {
+void Dmnc::encoder_step(Tape& tape, int i, const layers::TokenLstm& lstm, Var ids,
+                        std::array<EncoderState, 2>& s, const StepMask& mask, Trace* trace,
+                        const std::string& prefix) const {
   EncoderState& me = s[size_t(i)];
   if (!pack_rows_ || trace) {  // every sample steps; those without an event keep their state
-    const EncoderState next = advance(tape, i, x, s, trace, prefix);
+    const EncoderState next = advance(tape, i, lstm, ids, s, trace, prefix);
     me.controller = mask.blend(next.controller, me.controller);
     me.memory = mask.blend(next.memory, me.memory);
     if (cache_) me.cache = mask.blend(next.cache, me.cache);
@@ -285,14 +286,14 @@ void Dmnc::encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s
     sub[size_t(1 - i)].memory.memory = mask.take(other.memory);
     sub[size_t(1 - i)].memory.link = mask.take(other.link);
   }
-  const EncoderState next = advance(tape, i, mask.take(x), sub, trace, prefix);
+  const EncoderState next = advance(tape, i, lstm, mask.take(ids), sub, trace, prefix);
   me.controller = mask.put(me.controller, next.controller);
   me.memory = mask.put(me.memory, next.memory);
   if (cache_) me.cache = mask.put(me.cache, next.cache);
 }
 
 Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace) const {
-  const int64_t B = views.batch, E = embedding_;
+  const int64_t B = views.batch;
   const DType dtype = views.x[0].dtype();
   Encoded out;
   auto& s = out.enc;
@@ -310,9 +311,12 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace)
       s[size_t(i)] = initial_state(tape, B, dtype);
     }
   }
-  Var emb[2];
+  // Each encoder's embedding and controller, as one TokenLstm for this pass; its step t reads the
+  // token ids of its view at t [B, 1].
+  std::optional<layers::TokenLstm> lstm[2];
   for (int i = 0; i < 2; ++i)
-    if (views.length[i] > 0) emb[i] = embed_[size_t(i)](tape, views.x[i]);  // [B, L_i, E]
+    if (views.length[i] > 0) lstm[i].emplace(tape, embed_[size_t(i)], cell_[size_t(i)]);
+  auto ids_at = [&](int i, int64_t t) { return slice(views.x[i], 1, t, 1); };
   const int64_t T = std::max(views.length[0], views.length[1]);
   // Late fusion's encoders never look at each other's state, so with packing each can keep only
   // the rows that still step (layers::RetiringRows) when its view is a padded batch.
@@ -328,14 +332,12 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace)
       if (rows[i]) {
         if (rows[i]->begin_step(t, state_fields(s[size_t(i)])) > 0)
           s[size_t(i)] =
-              advance(tape, i, rows[i]->take(reshape(slice(emb[i], 1, t, 1), Shape{B, E})), s,
-                      nullptr, prefix);
+              advance(tape, i, *lstm[i], rows[i]->take(ids_at(i, t)), s, nullptr, prefix);
         continue;
       }
       const StepMask mask(views.mask[i], t);
       if (trace) prefix = "enc" + std::to_string(i + 1) + "/t" + std::to_string(t) + "/";
-      if (mask.any())
-        encoder_step(tape, i, reshape(slice(emb[i], 1, t, 1), Shape{B, E}), s, mask, trace, prefix);
+      if (mask.any()) encoder_step(tape, i, *lstm[i], ids_at(i, t), s, mask, trace, prefix);
       if (trace) {  // the state after the step, padding samples kept
         const EncoderState& e = s[size_t(i)];
         const std::string p = prefix + "state/";
@@ -404,29 +406,31 @@ ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t
 
 ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
   const layers::Views views = layers::read_views(tape, batch, name());
-  const int64_t B = views.batch, E = embedding_, RW = mem_.read_heads * mem_.word;
+  const int64_t B = views.batch, RW = mem_.read_heads * mem_.word;
   const DType dtype = views.x[0].dtype();
   const LstmCell& cell = cell_.front();
   LstmState ctrl = cell.zero_state(tape, B, dtype);
   dnc::State mem = dnc::initial_state(tape, B, mem_, dtype);
   std::string prefix;
-  // One DNC step of the rows in x [n, E] from the state (c, m) of those rows.
-  auto step = [&](Var x, LstmState& c, dnc::State& m) {
-    Var input = concat({x, reshape(m.read_vectors, Shape{x.dim(0), RW})}, 1);
-    c = layers::clip_state(cell.step(tape, input, c), clip_);
+  // One DNC step of the rows with tokens ids [n, 1] from the state (c, m) of those rows; the
+  // controller reads [x_t ; r_{t-1}].
+  auto step = [&](const layers::TokenLstm& lstm, Var ids, LstmState& c, dnc::State& m) {
+    Var reads = reshape(m.read_vectors, Shape{ids.dim(0), RW});
+    c = layers::clip_state(lstm.step(tape, ids, reads, c), clip_);
     const dnc::Interface iface = dnc::parse_interface(interface_(tape, c.h), mem_);
     m = dnc::step(m, iface, true, opts.trace, prefix, kUsageGradient);
   };
   for (int i = 0; i < 2; ++i) {  // view 1's events, then view 2's: one concatenated sequence
     if (views.length[i] == 0) continue;
-    Var emb = embed_[size_t(i)](tape, views.x[i]);
+    const layers::TokenLstm lstm(tape, embed_[size_t(i)], cell);
+    auto ids_at = [&](int64_t t) { return slice(views.x[i], 1, t, 1); };  // [B, 1]
     const bool pack = pack_rows_ && !opts.trace;
     if (pack && layers::RetiringRows::prefix_events(views.mask[i].value())) {
       // Packed, keeping only the rows that still step (layers::RetiringRows).
       layers::RetiringRows rows(views.mask[i], 0);
       const StateFields fields = state_fields(ctrl, mem);
       for (int64_t t = 0; t < views.length[i] && rows.begin_step(t, fields) > 0; ++t)
-        step(rows.take(reshape(slice(emb, 1, t, 1), Shape{B, E})), ctrl, mem);
+        step(lstm, rows.take(ids_at(t)), ctrl, mem);
       rows.finish(fields);
       continue;
     }
@@ -436,10 +440,10 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       // One sequence: view 2's steps are numbered after view 1's.
       if (opts.trace) prefix = "enc/t" + std::to_string(t + (i == 1 ? views.length[0] : 0)) + "/";
       // Packed: only the samples with an event step (layers::StepMask); else all, then blended.
-      Var x = reshape(slice(emb, 1, t, 1), Shape{B, E});
+      Var ids = ids_at(t);
       LstmState c = pack ? mask.take(ctrl) : ctrl;
       dnc::State m = pack ? mask.take(mem) : mem;
-      step(pack ? mask.take(x) : x, c, m);
+      step(lstm, pack ? mask.take(ids) : ids, c, m);
       ctrl = pack ? mask.put(ctrl, c) : mask.blend(c, ctrl);
       mem = pack ? mask.put(mem, m) : mask.blend(m, mem);
     }

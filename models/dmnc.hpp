@@ -172,12 +172,15 @@ class Dmnc : public Model {
   EncoderState initial_state(Tape& tape, int64_t batch, DType dtype) const;
   EncoderState carried_state(Tape& tape, int i) const;
   void store_carried(const Encoded& e);
-  // Steps encoder i on x [B', E] from the states s (B' rows each): controller, write, read.
-  EncoderState advance(Tape& tape, int i, Var x, const std::array<EncoderState, 2>& s, Trace* trace,
+  // Steps encoder i on tokens ids [B', 1] from the states s (B' rows each): controller (`lstm`,
+  // this forward pass's layers::TokenLstm of encoder i), write, read.
+  EncoderState advance(Tape& tape, int i, const layers::TokenLstm& lstm, Var ids,
+                       const std::array<EncoderState, 2>& s, Trace* trace,
                        const std::string& prefix) const;
-  // Steps encoder i at one position of its view: packed or blended by the view mask.
-  void encoder_step(Tape& tape, int i, Var x, std::array<EncoderState, 2>& s,
-                    const layers::StepMask& mask, Trace* trace, const std::string& prefix) const;
+  // Steps encoder i at one position of its view (ids [B, 1]): packed or blended by the view mask.
+  void encoder_step(Tape& tape, int i, const layers::TokenLstm& lstm, Var ids,
+                    std::array<EncoderState, 2>& s, const layers::StepMask& mask, Trace* trace,
+                    const std::string& prefix) const;
   dnc::State early_memory_step(int i, const std::array<EncoderState, 2>& s,
                                const dnc::Interface& iface, Trace* trace,
                                const std::string& prefix) const;

@@ -116,7 +116,10 @@ Embedding::Embedding(ParameterSet& params, const std::string& name, int64_t rows
   table_ = &params.add_uniform(name, Shape{rows, dim}, -1.0, 1.0, rng);
 }
 
-Var Embedding::operator()(Tape& tape, Var ids) const {
+Var Embedding::lookup(Var table, Var ids) const {
+  MG_CHECK(table.defined() && table.dim(0) == rows_, table_->name,
+           ": a table to look up must have ", rows_, " rows, got ",
+           table.defined() ? table.shape().str() : "undefined");
   // gather_rows would reject the id too; here the message names the table, whose size is a
   // vocabulary setting of the model or its task.
   const Tensor& v = ids.value();
@@ -124,7 +127,7 @@ Var Embedding::operator()(Tape& tape, Var ids) const {
     MG_CHECK(v.at(i) >= 0 && v.at(i) < double(rows_), table_->name, ": token id ", v.at(i),
              " (position ", i, " of ids of shape ", v.shape(), ") is not in [0, ", rows_,
              "): the data has more tokens than the embedding's vocabulary setting");
-  return gather_rows(tape.param(*table_), ids);
+  return gather_rows(table, ids);
 }
 
 Var oneplus(Var x) { return add_scalar(softplus(x), 1.0); }
@@ -337,6 +340,19 @@ LstmState concat_states(const LstmState& a, const LstmState& b) {
   return {concat({a.h, b.h}, 1), concat({a.c, b.c}, 1)};
 }
 
+TokenLstm::TokenLstm(Tape& tape, const Embedding& embed, const LstmCell& cell)
+    : embed_(embed), cell_(cell), split_(cell.split_input(tape, embed.dim())) {
+  table_ = cell.project_leading(split_, embed.table(tape));
+}
+
+LstmState TokenLstm::step(Tape& tape, Var ids, Var rest, const LstmState& prev) const {
+  MG_CHECK(ids.defined() && (ids.shape().rank == 1 || (ids.shape().rank == 2 && ids.dim(1) == 1)),
+           "TokenLstm '", cell_.prefix(), "': ids must be [n] or [n, 1], got ",
+           ids.defined() ? ids.shape().str() : "undefined");
+  if (ids.shape().rank == 2) ids = reshape(ids, Shape{ids.dim(0)});
+  return cell_.step_split(tape, split_, embed_.lookup(table_, ids), rest, prev);
+}
+
 LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmState state,
                    double clip, bool pack, std::vector<Var>* outputs) {
   const int64_t B = emb.dim(0), T = emb.dim(1), G = 4 * cell.hidden();
@@ -530,7 +546,7 @@ ForwardResult Decoder::run(Tape& tape, const Batch& batch, const ForwardOptions&
 ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const ForwardOptions& opts,
                                     const std::string& model, const LstmState& init, Var context0,
                                     DecoderReader* reader) const {
-  const int64_t B = init.h.dim(0), V = spec_.output_vocab, E = spec_.embedding;
+  const int64_t B = init.h.dim(0), V = spec_.output_vocab;
   const Tensor& y = field(batch, model, "y", 2);
   const Tensor& y_mask = field(batch, model, "y_mask", 2);
   MG_CHECK(y.dim(0) == B, model, ": batch field 'y' has ", y.dim(0), " samples, the views ", B);
@@ -582,13 +598,13 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
       reader->take_rows(tape, kept);
     }
   };
-  // The live samples' rows of x [B, ...].
-  auto live_rows = [&](Var x) {
-    return int64_t(live.size()) == B ? x : gather_rows(x, index_leaf(tape, live, dtype));
-  };
-  auto step = [&](Var x) {  // x [n, E] -> the new state and context
-    if (reader) x = concat({x, context}, 1);
-    state = clip_state(cell.step(tape, x, state), spec_.clip);
+  // Step t from the live samples' input ids at t (step_ids, read from ids [B, L]) and context.
+  const TokenLstm lstm(tape, embedding_, cell);
+  auto step = [&](const Tensor& ids, int64_t t) {
+    step_ids.clear();
+    for (int64_t b : live) step_ids.push_back(int64_t(ids.at(b * L + t)));
+    Var x = index_leaf(tape, step_ids, dtype);
+    state = clip_state(lstm.step(tape, x, reader ? context : Var{}, state), spec_.clip);
     if (reader) context = reader->read(tape, state);
   };
   const bool context_out = reader && spec_.context_in_output;
@@ -611,20 +627,11 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
     Var ids = !spec_.feedback ? constant_leaf(tape, Shape{B, L}, dtype, double(V))
               : L == 1        ? go
                               : concat({go, slice(mul(yv, ymv), 1, 0, L - 1)}, 1);
-    Var emb = embedding_(tape, ids);  // [B, L, E]
-    // Without a reader every step's input projection is one GEMM up front.
-    Var inputs = reader ? emb : cell.project_inputs(emb);
-    const int64_t width = reader ? E : 4 * cell.hidden();
     for (int64_t t = 0; t < L; ++t) {
       if (pack) drop_ended(t);
       if (live.empty()) break;
-      Var xt = live_rows(reshape(slice(inputs, 1, t, 1), Shape{B, width}));
-      if (!reader) {
-        state = clip_state(cell.step_projected(tape, xt, state), spec_.clip);
-      } else {
-        step(xt);
-        cs.push_back(context);
-      }
+      step(ids.value(), t);
+      if (reader) cs.push_back(context);
       hs.push_back(state.h);
       for (int64_t b : live) positions.push_back(b * L + t);
     }
@@ -641,9 +648,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
     for (int64_t t = 0; t < L; ++t) {
       if (pack) drop_ended(t);
       if (live.empty()) break;
-      step_ids.clear();
-      for (int64_t b : live) step_ids.push_back(int64_t(ids.at(b * L + t)));
-      step(embedding_(tape, index_leaf(tape, step_ids, dtype)));
+      step(ids, t);
       Var lt = out_(tape, features(state.h, context));  // [n, V]
       hs.push_back(lt);
       for (int64_t b : live) positions.push_back(b * L + t);

@@ -79,7 +79,12 @@ class Embedding {
   Embedding() = default;
   Embedding(ParameterSet& params, const std::string& name, int64_t rows, int64_t dim, Rng& rng);
   // ids of any shape S (rank <= 3, whole numbers in [0, rows)) -> [S..., dim].
-  Var operator()(Tape& tape, Var ids) const;
+  Var operator()(Tape& tape, Var ids) const { return lookup(table(tape), ids); }
+  // The table [rows, dim] on `tape`, and a lookup in it or in any [rows, D] function of it: a
+  // layer applied to the table's rows and then looked up costs V rows instead of one per token
+  // (LstmCell::project_leading).
+  Var table(Tape& tape) const { return tape.param(*table_); }
+  Var lookup(Var table, Var ids) const;
   int64_t rows() const { return rows_; }
   int64_t dim() const { return dim_; }
 
@@ -177,6 +182,27 @@ Var index_leaf(Tape& tape, std::span<const int64_t> rows, DType dtype);
 LstmState clip_state(const LstmState& s, double clip);
 // [h_a; h_b], [c_a; c_b] along the feature axis.
 LstmState concat_states(const LstmState& a, const LstmState& b);
+
+// The steps of an LSTM whose input is [e(id_t) ; r_t]: e an Embedding, id_t a token, r_t what only
+// the steps produce (memory reads, an attention context; nothing when the cell's input is E wide).
+// The embedding and its share of the input projection fold into one table, e W_x[:E] + b [V, 4H],
+// made once per forward pass; a step looks up its ids' rows and adds r_t W_x[E:] + h W_h. The same
+// function as embed, concat and LstmCell::step, but the GEMM covers V rows instead of one per
+// token.
+class TokenLstm {
+ public:
+  TokenLstm(Tape& tape, const Embedding& embed, const LstmCell& cell);
+  const LstmCell& cell() const { return cell_; }
+  // ids [n] or [n, 1] (whole numbers in [0, V)), rest [n, in - E] (undefined when in = E) -> the
+  // new state of those n rows.
+  LstmState step(Tape& tape, Var ids, Var rest, const LstmState& prev) const;
+
+ private:
+  const Embedding& embed_;
+  const LstmCell& cell_;
+  LstmCell::SplitInput split_;
+  Var table_;  // [V, 4H]
+};
 
 // Runs `cell` over one view: emb [B, T, E], mask [B, T]. A sample without an event at step t keeps
 // its state; a step no sample has is skipped. With `pack` a step computes the rows of the samples

@@ -82,6 +82,40 @@ LstmState LstmCell::step_projected(Tape& tape, Var xw_t, const LstmState& prev) 
   return {slice(hc, 1, 0, H), slice(hc, 1, H, H)};
 }
 
+LstmCell::SplitInput LstmCell::split_input(Tape& tape, int64_t leading) const {
+  MG_CHECK(leading > 0 && leading <= input_size_, "LstmCell '", prefix_, "': the known part of an ",
+           input_size_, "-wide input must have 1 to ", input_size_, " features, got ", leading);
+  SplitInput s;
+  s.leading = leading;
+  Var w = tape.param(*w_x_);
+  if (leading == input_size_) {
+    s.w_lead = w;
+  } else {
+    s.w_lead = slice(w, 0, 0, leading);
+    s.w_rest = slice(w, 0, leading, input_size_ - leading);
+  }
+  return s;
+}
+
+Var LstmCell::project_leading(const SplitInput& split, Var xs) const {
+  MG_CHECK(xs.defined() && xs.shape().rank >= 2 && xs.dim(-1) == split.leading, "LstmCell '",
+           prefix_, "': known inputs must be [..., ", split.leading, "], got ",
+           xs.defined() ? xs.shape().str() : "undefined");
+  return addmm(xs.tape->param(*b_), xs, split.w_lead);
+}
+
+LstmState LstmCell::step_split(Tape& tape, const SplitInput& split, Var xw_t, Var rest,
+                               const LstmState& prev) const {
+  if (!split.w_rest.defined()) {
+    MG_CHECK(!rest.defined(), "LstmCell '", prefix_, "': the whole input is known up front, so a ",
+             "step takes no further input");
+    return step_projected(tape, xw_t, prev);
+  }
+  check_step_input("LstmCell", prefix_, rest, input_size_ - split.leading, prev.h, hidden_,
+                   "input's step part");
+  return step_projected(tape, addmm(xw_t, rest, split.w_rest), prev);
+}
+
 StackedLstm::StackedLstm(ParameterSet& params, const std::string& prefix, int64_t input_size,
                          int64_t hidden, int64_t layers, Rng& rng) {
   MG_CHECK(layers >= 1, "StackedLstm '", prefix, "': needs at least one layer, got ", layers);

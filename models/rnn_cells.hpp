@@ -57,6 +57,23 @@ class LstmCell {
   // One step from an already projected input xw_t = x_t W_x + b, [B,4H].
   LstmState step_projected(Tape& tape, Var xw_t, const LstmState& prev) const;
 
+  // An input [x_t ; r_t] whose leading part x_t (k features) is known for every step before the
+  // first one (embedded tokens), while r_t comes as the steps go (memory reads, an attention
+  // context). x's share x W_x[:k] + b is then one product up front: over all steps' x, or over an
+  // embedding table whose rows the steps look up (V rows instead of B*T, so fewer FLOPs than even
+  // one big GEMM). Each step adds r_t W_x[k:] + h W_h. SplitInput holds one tape's row blocks of
+  // W_x: make it once per forward pass, not per step (each block is a copy).
+  struct SplitInput {
+    int64_t leading = 0;
+    Var w_lead, w_rest;  // W_x[:k] [k,4H]; W_x[k:] [in-k,4H] (undefined when k = in)
+  };
+  SplitInput split_input(Tape& tape, int64_t leading) const;
+  // xs [..., k] -> x W_x[:k] + b, [..., 4H].
+  Var project_leading(const SplitInput& split, Var xs) const;
+  // One step from xw_t = x_t W_x[:k] + b [B,4H] and r_t [B,in-k] (undefined when k = in).
+  LstmState step_split(Tape& tape, const SplitInput& split, Var xw_t, Var rest,
+                       const LstmState& prev) const;
+
  private:
   std::string prefix_;
   int64_t input_size_, hidden_;

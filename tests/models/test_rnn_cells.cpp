@@ -1,13 +1,17 @@
 // LSTM and GRU cells (models/rnn_cells.*): forward values against the equations computed with plain
-// loops, shapes and parameter layout, the projected-input path, and float64 gradient checks of
+// loops, shapes and parameter layout, the projected-input and split-input paths (and
+// layers::TokenLstm, which folds an embedding into the split input), and float64 gradient checks of
 // parameters and inputs over three steps.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "engine/alloc_counter.hpp"
+#include "engine/error.hpp"
 #include "engine/gradcheck.hpp"
+#include "models/layers.hpp"
 #include "models/rnn_cells.hpp"
 #include "ops/ops.hpp"
 
@@ -367,6 +371,104 @@ TEST_CASE("rnn cells: float64 gradient checks over three steps") {
     CAPTURE(r.max_rel_err);
     CHECK(r.passed);
   }
+}
+
+TEST_CASE("LstmCell split input and layers::TokenLstm: embed, concat and step, the same function") {
+  // Input [e(id_t) ; r_t]: E = 3 embedded features, r_t 2 more, over three steps of B = 4 rows.
+  const int64_t B = 4, E = 3, R = 2, H = 3, V = 5, T = 3;
+  ParameterSet params(DType::f64);
+  Rng rng(11);
+  const layers::Embedding embed(params, "emb", V, E, rng);
+  const LstmCell cell(params, "lstm", E + R, H, rng);
+  fill_param(params.get("lstm.b"), 0.2, 0.3);
+  const double ids[T][B] = {{0, 4, 2, 2}, {1, 1, 3, 0}, {4, 3, 0, 2}};
+  const Tensor rest = sequence(T, B, R, 0.5);
+  // loss = sum over steps of project(h) + project(c); both ways return it with the final h, and
+  // leave the parameters' and r's gradients behind.
+  auto run = [&](Tape& tape, bool token_lstm, Var& r) {
+    r = tape.input(rest, true);
+    LstmState s = cell.zero_state(tape, B, DType::f64);
+    std::optional<layers::TokenLstm> lstm;
+    if (token_lstm) lstm.emplace(tape, embed, cell);
+    Var loss;
+    for (int64_t t = 0; t < T; ++t) {
+      Tensor id = Tensor::empty(Shape{B, 1}, DType::f64);
+      for (int64_t b = 0; b < B; ++b) id.set(b, ids[t][b]);
+      Var rt = reshape(slice(r, 0, t, 1), Shape{B, R});
+      s = token_lstm
+              ? lstm->step(tape, tape.input(id), rt, s)
+              : cell.step(tape, concat({embed(tape, reshape(tape.input(id), Shape{B})), rt}, 1), s);
+      Var term = add(project(s.h, int(t)), project(s.c, int(t) + 5));
+      loss = loss.defined() ? add(loss, term) : term;
+    }
+    tape.backward(loss);
+    return std::make_pair(loss.value().at(0), s.h.value());
+  };
+  std::vector<Tensor> grads[2];
+  std::pair<double, Tensor> out[2];
+  Tensor rest_grad[2];
+  for (int way = 0; way < 2; ++way) {
+    params.zero_grad();
+    Tape tape;
+    Var r;
+    out[way] = run(tape, way == 1, r);
+    rest_grad[way] = r.grad().clone();
+    for (size_t i = 0; i < params.size(); ++i) grads[way].push_back(params[i].grad.clone());
+  }
+  CHECK(out[1].first == doctest::Approx(out[0].first).epsilon(1e-13));
+  for (int64_t i = 0; i < out[0].second.numel(); ++i)
+    CHECK(out[1].second.at(i) == doctest::Approx(out[0].second.at(i)).epsilon(1e-13));
+  for (int64_t i = 0; i < rest_grad[0].numel(); ++i)
+    CHECK(rest_grad[1].at(i) == doctest::Approx(rest_grad[0].at(i)).epsilon(1e-12));
+  for (size_t p = 0; p < params.size(); ++p) {
+    CAPTURE(params[p].name);
+    double norm = 0;
+    for (int64_t i = 0; i < grads[0][p].numel(); ++i) {
+      norm += std::abs(grads[0][p].at(i));
+      CHECK(grads[1][p].at(i) == doctest::Approx(grads[0][p].at(i)).epsilon(1e-12).scale(1e-12));
+    }
+    CHECK(norm > 0);  // every parameter is reached, so the comparison means something
+  }
+  // The split path's own gradient check: parameters, then r.
+  GradCheckResult g = check_parameter_gradients(
+      "token lstm params", params,
+      [&](Tape& tape) {
+        const layers::TokenLstm lstm(tape, embed, cell);
+        LstmState s = cell.zero_state(tape, B, DType::f64);
+        Var loss;
+        for (int64_t t = 0; t < T; ++t) {
+          Tensor id = Tensor::empty(Shape{B}, DType::f64);
+          for (int64_t b = 0; b < B; ++b) id.set(b, ids[t][b]);
+          s = lstm.step(tape, tape.input(id),
+                        reshape(slice(tape.input(rest), 0, t, 1), Shape{B, R}), s);
+          Var term = project(s.h, int(t));
+          loss = loss.defined() ? add(loss, term) : term;
+        }
+        return loss;
+      },
+      GradCheckOptions{});
+  CAPTURE(g.message);
+  CHECK(g.passed);
+
+  // Refused: a known part of 0 or more than the input, a step input on a wholly known input, ids
+  // of the wrong shape, a table of the wrong height.
+  Tape tape;
+  CHECK_THROWS_WITH_AS(cell.split_input(tape, 0), doctest::Contains("1 to 5 features, got 0"),
+                       Error);
+  CHECK_THROWS_WITH_AS(cell.split_input(tape, 6), doctest::Contains("got 6"), Error);
+  const LstmCell whole(params, "whole", E, H, rng);
+  const layers::TokenLstm known(tape, embed, whole);
+  const LstmState s0 = whole.zero_state(tape, B, DType::f64);
+  const Var id = tape.input(Tensor::zeros(Shape{B}, DType::f64));
+  CHECK(known.step(tape, id, Var{}, s0).h.shape() == Shape({B, H}));
+  CHECK_THROWS_WITH_AS(known.step(tape, id, tape.input(rest), s0),
+                       doctest::Contains("takes no further input"), Error);
+  CHECK_THROWS_WITH_AS(
+      known.step(tape, tape.input(Tensor::zeros(Shape{B, 2}, DType::f64)), Var{}, s0),
+      doctest::Contains("ids must be [n] or [n, 1], got [4,2]"), Error);
+  CHECK_THROWS_WITH_AS(embed.lookup(tape.input(Tensor::zeros(Shape{V + 1, 2}, DType::f64)), id),
+                       doctest::Contains("emb: a table to look up must have 5 rows, got [6,2]"),
+                       Error);
 }
 
 TEST_CASE("rnn cells: a steady-state sequence allocates nothing (forward and backward)") {
