@@ -30,6 +30,7 @@ void Tape::ensure_slot(NodeId id) {
   grads_.emplace_back();
   saved_.emplace_back();
   spare_.emplace_back();
+  grad_spare_.emplace_back();
   grad_live_.push_back(0);
 }
 
@@ -50,6 +51,17 @@ Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
   slot = value;
   grad_live_[size_t(id)] = 0;
   if (param) param_leaves_.push_back(id);
+  if (param && param_grads_in_place_ && nodes_[size_t(id)].requires_grad) {
+    MG_CHECK(param->grad.shape() == value.shape() && param->grad.dtype() == value.dtype(),
+             "parameter '", param->name, "': gradient buffer of shape ", param->grad.shape(),
+             " does not match its value's ", value.shape());
+    // Live from the start, so that every contribution adds to what Parameter::grad holds.
+    Tensor& g = grads_[size_t(id)];
+    if (g.defined() && g.storage_users() == 1) grad_spare_[size_t(id)] = std::move(g);
+    g = param->grad;
+    grad_live_[size_t(id)] = 1;
+    in_place_leaves_.push_back(id);
+  }
   if (detect_anomaly_) check_value(id);
   return Var{this, id};
 }
@@ -203,6 +215,7 @@ void Tape::flush_param_grads() {
   for (NodeId id : param_leaves_) {
     if (!grad_live_[size_t(id)]) continue;
     Parameter& p = *nodes_[size_t(id)].param;
+    if (grads_[size_t(id)].raw() == p.grad.raw()) continue;  // in place: already there
     const Tensor& g = grads_[size_t(id)];
     MG_CHECK(p.grad.shape() == g.shape() && p.grad.dtype() == g.dtype(), "parameter '", p.name,
              "': gradient buffer of shape ", p.grad.shape(), " does not match ", g.shape());
@@ -220,6 +233,9 @@ void Tape::reset() {
   // can refill its buffer in place instead of allocating a new one for the next step.
   for (size_t i = 0; i < nodes_.size(); ++i)
     if (nodes_[i].op == &kInput || nodes_[i].op == &kParameter) values_[i] = Tensor();
+  // Likewise Parameter::grad, which in-place leaves held; their slots get their own buffers back.
+  for (NodeId id : in_place_leaves_) grads_[size_t(id)] = std::move(grad_spare_[size_t(id)]);
+  in_place_leaves_.clear();
   nodes_.clear();
   inputs_.clear();
   param_leaves_.clear();

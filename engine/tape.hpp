@@ -109,6 +109,12 @@ class Tape {
   // Adds each parameter leaf's gradient into its Parameter::grad. Call it in a fixed order over
   // tapes when several tapes (one per sample) share parameters.
   void flush_param_grads();
+  // In place: parameter leaves made from now on add their gradients straight into Parameter::grad
+  // (the leaf's gradient *is* it) instead of into a buffer of their own that flush_param_grads()
+  // then adds in: one pass over every parameter less per step. Only for a tape that is alone in
+  // writing those gradients (one-tape training); tapes working side by side must flush, in a
+  // fixed order. The same sums either way when Parameter::grad starts at zero (0 + g = g).
+  void set_param_grads_in_place(bool on) { param_grads_in_place_ = on; }
 
   // ---- steps
   void reset();
@@ -161,12 +167,15 @@ class Tape {
   std::deque<Tensor> grads_;
   std::deque<Tensor> saved_;
   std::deque<Tensor> spare_;  // a slot's own value buffer while a leaf's shared tensor is there
+  std::deque<Tensor> grad_spare_;  // the same for gradients, while a Parameter::grad is there
   std::vector<uint8_t> grad_live_;
   std::vector<NodeId> param_leaves_;
   uint64_t seed_;
   uint64_t step_ = 0;
   uint64_t noise_counter_ = 0;
   bool params_flushed_ = false;
+  bool param_grads_in_place_ = false;
+  std::vector<NodeId> in_place_leaves_;  // parameter leaves whose gradient is Parameter::grad
   bool grad_enabled_ = true;
   bool detect_anomaly_ = false;
   std::deque<std::pair<const void*, std::vector<int64_t>>> index_scratch_;
