@@ -232,26 +232,37 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
   return next;
 }
 
-Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, const layers::TokenLstm& lstm, Var ids,
+Dmnc::EncoderPass::EncoderPass(Tape& tape, const Dmnc& model, int i)
+    : lstm(tape, model.embed_[size_t(i)], model.cell_[size_t(i)]) {
+  const dnc::MemoryConfig& m = model.mem_;
+  const int64_t R = m.read_heads, read_head = R * m.word + R, block = write_block_size(m);
+  // The interface: the read function (shared in early fusion) and encoder i's write function.
+  const layers::Linear &rd = model.read_[size_t(i)], &wr = model.write_[size_t(i)];
+  auto columns = [&](Var r, Var w) {  // the last axis: columns of a weight, entries of a bias
+    const int ax = r.shape().rank - 1;
+    Var parts[4] = {slice(r, ax, 0, read_head), slice(w, ax, 0, block),
+                    slice(r, ax, read_head, 3 * R),
+                    model.cache_ ? slice(w, ax, block, m.word) : Var{}};
+    return concat(std::span<const Var>(parts, model.cache_ ? 4 : 3), ax);
+  };
+  interface_w = columns(rd.weight(tape), wr.weight(tape));
+  interface_b = columns(rd.bias(tape), wr.bias(tape));
+}
+
+Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, const EncoderPass& pass, Var ids,
                                  const std::array<EncoderState, 2>& s, Trace* trace,
                                  const std::string& prefix) const {
   const EncoderState& me = s[size_t(i)];
   const int64_t B = ids.dim(0), W = mem_.word, R = mem_.read_heads;
   // Eq. 3-4: the controller reads [x_t ; r_{t-1}].
   Var reads = reshape(me.memory.read_vectors, Shape{B, R * W});
-  const LstmState ctrl = layers::clip_state(lstm.step(tape, ids, reads, me.controller), clip_);
-  // The interface: the read function (shared in early fusion) and encoder i's write function,
-  // laid out as dnc::parse_interface expects (read keys, strengths | write block | read modes).
-  Var rd = read_[size_t(i)](tape, ctrl.h);
-  Var wr = write_[size_t(i)](tape, ctrl.h);
-  const int64_t write_block = write_block_size(mem_);
-  Var raw = concat({slice(rd, 1, 0, R * W + R), cache_ ? slice(wr, 1, 0, write_block) : wr,
-                    slice(rd, 1, R * W + R, 3 * R)},
-                   1);
-  dnc::Interface iface = dnc::parse_interface(raw, mem_);
+  const LstmState ctrl = layers::clip_state(pass.lstm.step(tape, ids, reads, me.controller), clip_);
+  const int64_t S = dnc::interface_size(mem_);
+  Var out = addmm(pass.interface_b, ctrl.h, pass.interface_w);  // [B, S] (+ the cache gate's W)
+  dnc::Interface iface = dnc::parse_interface(cache_ ? slice(out, 1, 0, S) : out, mem_);
   Var cache;
   if (cache_) {  // Eq. 9-10: c_t = g c_{t-1} + (1 - g) v_t; Eq. 11 writes c_t
-    Var g = sigmoid(slice(wr, 1, write_block, W));
+    Var g = sigmoid(slice(out, 1, S, W));
     cache = add(iface.write_vector, mul(g, sub(me.cache, iface.write_vector)));
     iface.write_vector = cache;
     record(trace, prefix, "cache_gate", g);
@@ -265,12 +276,12 @@ Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, const layers::TokenLstm& lst
   return next;
 }
 
-void Dmnc::encoder_step(Tape& tape, int i, const layers::TokenLstm& lstm, Var ids,
+void Dmnc::encoder_step(Tape& tape, int i, const EncoderPass& pass, Var ids,
                         std::array<EncoderState, 2>& s, const StepMask& mask, Trace* trace,
                         const std::string& prefix) const {
   EncoderState& me = s[size_t(i)];
   if (!pack_rows_ || trace) {  // every sample steps; those without an event keep their state
-    const EncoderState next = advance(tape, i, lstm, ids, s, trace, prefix);
+    const EncoderState next = advance(tape, i, pass, ids, s, trace, prefix);
     me.controller = mask.blend(next.controller, me.controller);
     me.memory = mask.blend(next.memory, me.memory);
     if (cache_) me.cache = mask.blend(next.cache, me.cache);
@@ -286,7 +297,7 @@ void Dmnc::encoder_step(Tape& tape, int i, const layers::TokenLstm& lstm, Var id
     sub[size_t(1 - i)].memory.memory = mask.take(other.memory);
     sub[size_t(1 - i)].memory.link = mask.take(other.link);
   }
-  const EncoderState next = advance(tape, i, lstm, mask.take(ids), sub, trace, prefix);
+  const EncoderState next = advance(tape, i, pass, mask.take(ids), sub, trace, prefix);
   me.controller = mask.put(me.controller, next.controller);
   me.memory = mask.put(me.memory, next.memory);
   if (cache_) me.cache = mask.put(me.cache, next.cache);
@@ -311,11 +322,11 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace)
       s[size_t(i)] = initial_state(tape, B, dtype);
     }
   }
-  // Each encoder's embedding and controller, as one TokenLstm for this pass; its step t reads the
-  // token ids of its view at t [B, 1].
-  std::optional<layers::TokenLstm> lstm[2];
+  // What each encoder's steps share in this pass; its step t reads the token ids of its view at t
+  // [B, 1].
+  std::optional<EncoderPass> pass[2];
   for (int i = 0; i < 2; ++i)
-    if (views.length[i] > 0) lstm[i].emplace(tape, embed_[size_t(i)], cell_[size_t(i)]);
+    if (views.length[i] > 0) pass[i].emplace(tape, *this, i);
   auto ids_at = [&](int i, int64_t t) { return slice(views.x[i], 1, t, 1); };
   const int64_t T = std::max(views.length[0], views.length[1]);
   // Late fusion's encoders never look at each other's state, so with packing each can keep only
@@ -332,12 +343,12 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace)
       if (rows[i]) {
         if (rows[i]->begin_step(t, state_fields(s[size_t(i)])) > 0)
           s[size_t(i)] =
-              advance(tape, i, *lstm[i], rows[i]->take(ids_at(i, t)), s, nullptr, prefix);
+              advance(tape, i, *pass[i], rows[i]->take(ids_at(i, t)), s, nullptr, prefix);
         continue;
       }
       const StepMask mask(views.mask[i], t);
       if (trace) prefix = "enc" + std::to_string(i + 1) + "/t" + std::to_string(t) + "/";
-      if (mask.any()) encoder_step(tape, i, *lstm[i], ids_at(i, t), s, mask, trace, prefix);
+      if (mask.any()) encoder_step(tape, i, *pass[i], ids_at(i, t), s, mask, trace, prefix);
       if (trace) {  // the state after the step, padding samples kept
         const EncoderState& e = s[size_t(i)];
         const std::string p = prefix + "state/";

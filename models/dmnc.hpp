@@ -172,13 +172,22 @@ class Dmnc : public Model {
   EncoderState initial_state(Tape& tape, int64_t batch, DType dtype) const;
   EncoderState carried_state(Tape& tape, int i) const;
   void store_carried(const Encoded& e);
-  // Steps encoder i on tokens ids [B', 1] from the states s (B' rows each): controller (`lstm`,
-  // this forward pass's layers::TokenLstm of encoder i), write, read.
-  EncoderState advance(Tape& tape, int i, const layers::TokenLstm& lstm, Var ids,
+  // What encoder i's steps share in one forward pass, made once per pass: its embedding and
+  // controller (layers::TokenLstm), and its read and write functions as one weight [H, S] and bias
+  // whose columns are in dnc::parse_interface's order (read keys and strengths | write block | read
+  // modes), then the cache gate's: a step makes one GEMM of h and no copies to reorder it.
+  struct EncoderPass {
+    EncoderPass(Tape& tape, const Dmnc& model, int i);
+    layers::TokenLstm lstm;
+    Var interface_w, interface_b;
+  };
+  // Steps encoder i on tokens ids [B', 1] from the states s (B' rows each): controller, write,
+  // read.
+  EncoderState advance(Tape& tape, int i, const EncoderPass& pass, Var ids,
                        const std::array<EncoderState, 2>& s, Trace* trace,
                        const std::string& prefix) const;
   // Steps encoder i at one position of its view (ids [B, 1]): packed or blended by the view mask.
-  void encoder_step(Tape& tape, int i, const layers::TokenLstm& lstm, Var ids,
+  void encoder_step(Tape& tape, int i, const EncoderPass& pass, Var ids,
                     std::array<EncoderState, 2>& s, const layers::StepMask& mask, Trace* trace,
                     const std::string& prefix) const;
   dnc::State early_memory_step(int i, const std::array<EncoderState, 2>& s,

@@ -61,6 +61,9 @@ class Linear {
   Var operator()(Tape& tape, Var x) const;
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
+  // The weight [in, out] and bias [out] on `tape` (the bias undefined without one).
+  Var weight(Tape& tape) const { return tape.param(*w_); }
+  Var bias(Tape& tape) const { return b_ ? tape.param(*b_) : Var{}; }
   // Sets bias entries [begin, begin + count) to value (an initialisation choice, e.g. a gate's
   // starting bias); the layer must have a bias.
   void init_bias(int64_t begin, int64_t count, double value);
