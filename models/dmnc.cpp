@@ -70,7 +70,7 @@ void record(Trace* trace, const std::string& prefix, const char* name, Var v) {
 // A DNC encoder's state tensors (controller, memory, and the cache when there is one), for
 // layers::RetiringRows.
 struct StateFields {
-  std::array<Var*, 10> ptr;
+  std::array<Var*, 11> ptr;
   size_t count = 0;
   operator std::span<Var* const>() const { return {ptr.data(), count}; }
 };
@@ -177,6 +177,7 @@ Dmnc::EncoderState Dmnc::carried_state(Tape& tape, int i) const {
   e.memory.write_weights = tape.input(c[4]);
   e.memory.read_weights = tape.input(c[5]);
   e.memory.read_vectors = tape.input(c[6]);
+  e.memory.memory_norms = dnc::memory_norms(e.memory.memory);
   if (cache_) e.cache = tape.input(c[7]);
   return e;
 }
@@ -215,7 +216,13 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
   mems[1 - i] = other.memory;
   links[1 - i] = other.link;
   Var space = concat({mems[0], mems[1]}, 1);  // [B, 2N, W]
-  Var content_r = dnc::content_weighting(space, iface.read_keys, iface.read_strengths);  // [B,R,2N]
+  // The slots' norms of [M1; M2]: M_i's from its write, the other's as its state carries them.
+  Var norms[2];
+  norms[i] = next.memory_norms;
+  norms[1 - i] =
+      other.memory_norms.defined() ? other.memory_norms : dnc::memory_norms(other.memory);
+  Var content_r = dnc::content_weighting(space, iface.read_keys, iface.read_strengths,
+                                         concat({norms[0], norms[1]}, 2));  // [B,R,2N]
   const dnc::DirectionalResult d0 = dnc::directional_read(links[0], block[0]);
   const dnc::DirectionalResult d1 = dnc::directional_read(links[1], block[1]);
   const dnc::ReadResult read =
@@ -295,6 +302,8 @@ void Dmnc::encoder_step(Tape& tape, int i, const EncoderPass& pass, Var ids,
   if (fusion_ == Fusion::early) {
     const dnc::State& other = s[size_t(1 - i)].memory;
     sub[size_t(1 - i)].memory.memory = mask.take(other.memory);
+    if (other.memory_norms.defined())
+      sub[size_t(1 - i)].memory.memory_norms = mask.take(other.memory_norms);
     sub[size_t(1 - i)].memory.link = mask.take(other.link);
   }
   const EncoderState next = advance(tape, i, pass, mask.take(ids), sub, trace, prefix);

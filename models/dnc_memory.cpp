@@ -105,6 +105,7 @@ State initial_state(Tape& tape, int64_t batch, const MemoryConfig& cfg, DType dt
   s.write_weights = constant_leaf(tape, Shape{B, N}, dtype, fill);
   s.read_weights = constant_leaf(tape, Shape{B, R, N}, dtype, fill);
   s.read_vectors = constant_leaf(tape, Shape{B, R, W}, dtype, fill);
+  s.memory_norms = memory_norms(s.memory);
   return s;
 }
 
@@ -272,7 +273,7 @@ State step_with_detail(const State& prev, const Interface& iface, StepDetail& de
   detail = StepDetail{};
   State next = write ? write_step(prev, iface, prev.read_weights, detail, g) : prev;
   detail.read_content_weights =
-      content_weighting(next.memory, iface.read_keys, iface.read_strengths);
+      content_weighting(next.memory, iface.read_keys, iface.read_strengths, next.memory_norms);
   const DirectionalResult dir = directional_read(next.link, prev.read_weights);
   detail.forward = dir.forward;
   detail.backward = dir.backward;
@@ -303,11 +304,12 @@ State write_step(const State& prev, const Interface& iface, Var freed_reads, Ste
   detail.sort_order = alloc.sort_order;
   detail.write_content_weights =
       reshape(content_weighting(prev.memory, reshape(iface.write_key, Shape{B, 1, W}),
-                                reshape(iface.write_strength, Shape{B, 1})),
+                                reshape(iface.write_strength, Shape{B, 1}), prev.memory_norms),
               Shape{B, N});
   next.write_weights = write_weighting(alloc.allocation, detail.write_content_weights,
                                        iface.alloc_gate, iface.write_gate);
   next.memory = erase_and_write(prev.memory, next.write_weights, iface.erase, iface.write_vector);
+  next.memory_norms = memory_norms(next.memory);
   const LinkResult link = link_update(prev.link, prev.precedence, next.write_weights);
   next.link = link.link;
   next.precedence = link.precedence;

@@ -36,6 +36,11 @@ struct State {
   Var write_weights;  // [B,N]
   Var read_weights;   // [B,R,N]
   Var read_vectors;   // [B,R,W]
+  // memory_norms(memory) [B,1,N], the slots' norms that content lookups divide by: computed once
+  // per memory, when it is written, and shared by that step's read and the next step's write
+  // lookup. Undefined means not computed yet (then a lookup computes it); whoever sets `memory`
+  // sets this to its norms or leaves it undefined, never stale.
+  Var memory_norms;
 };
 
 // The interface after its transforms.

@@ -146,6 +146,8 @@ dnc::State each_field(const dnc::State& a, const dnc::State& b, F f) {
   s.write_weights = f(a.write_weights, b.write_weights);
   s.read_weights = f(a.read_weights, b.read_weights);
   s.read_vectors = f(a.read_vectors, b.read_vectors);
+  if (a.memory_norms.defined() && b.memory_norms.defined())
+    s.memory_norms = f(a.memory_norms, b.memory_norms);
   return s;
 }
 }  // namespace
@@ -291,9 +293,11 @@ void RetiringRows::finish(std::span<Var* const> fields) {
 
 std::array<Var*, 2> state_fields(LstmState& s) { return {&s.h, &s.c}; }
 
-std::array<Var*, 7> state_fields(dnc::State& s) {
-  return {&s.memory,        &s.usage,        &s.link,        &s.precedence,
-          &s.write_weights, &s.read_weights, &s.read_vectors};
+std::array<Var*, 8> state_fields(dnc::State& s) {
+  MG_CHECK(s.memory_norms.defined(), "state_fields: the DNC state's memory_norms are not set ",
+           "(dnc::initial_state sets them)");
+  return {&s.memory,        &s.usage,        &s.link,         &s.precedence,
+          &s.write_weights, &s.read_weights, &s.read_vectors, &s.memory_norms};
 }
 
 Var StepMask::column(int rank) const {
@@ -413,21 +417,27 @@ MemoryReader::MemoryReader(const Linear& head, const dnc::MemoryConfig& m,
     memory_ = memories[0].memory;
     link_ = memories[0].link;
     read_weights_ = read_weights[0];
-    memory_norms_ = dnc::memory_norms(memory_);
+    memory_norms_ =
+        memories[0].memory_norms.defined() ? memories[0].memory_norms : dnc::memory_norms(memory_);
     return;
   }
   constexpr int64_t kMaxMemories = 4;  // fixed arrays: no allocation per step
   MG_CHECK(k_ <= kMaxMemories, "MemoryReader: at most ", kMaxMemories, " memories, got ", k_);
-  Var ms[kMaxMemories], ls[kMaxMemories];
+  Var ms[kMaxMemories], ls[kMaxMemories], ns[kMaxMemories];
+  bool norms = true;
   for (int64_t k = 0; k < k_; ++k) {
     ms[k] = memories[size_t(k)].memory;
     ls[k] = memories[size_t(k)].link;
+    ns[k] = memories[size_t(k)].memory_norms;
+    norms = norms && ns[k].defined();
   }
   const int64_t N = m.slots, W = m.word, R = m.read_heads;
   memory_ = reshape(stack(std::span<const Var>(ms, size_t(k_)), 1), Shape{b_ * k_, N, W});
   link_ = reshape(stack(std::span<const Var>(ls, size_t(k_)), 1), Shape{b_ * k_, N, N});
   read_weights_ = reshape(stack(read_weights, 1), Shape{b_ * k_, R, N});
-  memory_norms_ = dnc::memory_norms(memory_);
+  memory_norms_ =
+      norms ? reshape(stack(std::span<const Var>(ns, size_t(k_)), 1), Shape{b_ * k_, 1, N})
+            : dnc::memory_norms(memory_);
 }
 
 Var MemoryReader::read(Tape& tape, const LstmState& state) {

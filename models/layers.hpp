@@ -173,7 +173,7 @@ class RetiringRows {
 };
 // The state tensors of an LSTM and of a DNC memory, for RetiringRows.
 std::array<Var*, 2> state_fields(LstmState& s);
-std::array<Var*, 7> state_fields(dnc::State& s);
+std::array<Var*, 8> state_fields(dnc::State& s);
 
 // The whole numbers `rows` (row indices, token ids) as a data leaf [n] on the tape, in `dtype`,
 // in the tape's reused slot (no allocation in steady state).
