@@ -91,6 +91,17 @@ Var Tape::constant(const Shape& shape, DType dtype, double value) {
   return out;
 }
 
+bool Tape::is_zero_constant(NodeId id) const {
+  if (nodes_[size_t(id)].op != &kConstant) return false;
+  const Tensor& v = values_[size_t(id)];
+  bool zero = true;
+  MG_DISPATCH(v.dtype(), T, {
+    const T* p = v.data<T>();
+    for (int64_t i = 0; i < v.numel() && zero; ++i) zero = p[i] == T(0);
+  });
+  return zero;
+}
+
 Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<const Var> inputs,
                  BackwardFn backward) {
   const NodeId id = NodeId(nodes_.size());

@@ -70,6 +70,10 @@ class Tape {
   // A constant filled with `value` (zeros for initial states, ones for masks), in the node's own
   // reused slot: no allocation in steady state.
   Var constant(const Shape& shape, DType dtype, double value);
+  // Whether node id is a constant (made by constant()) whose every element is 0 now: ops may skip
+  // work it makes trivial (a product with an initial state h = 0). Scans the values, since code
+  // may fill a constant's slot after making it (index lists do).
+  bool is_zero_constant(NodeId id) const;
 
   // ---- building nodes (used by ops)
   // Appends a node whose value has `shape` and `dtype` (uninitialised: the op fills it).

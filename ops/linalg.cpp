@@ -47,6 +47,7 @@ void check_pair(const char* op, Var a, Var b) {
 // The product's part of a backward: da = g b^T and db = a^T g (over all rows at once), for the
 // product's inputs ia and ib of node id, whose gradient is g. Shared by matmul and addmm.
 void product_backward(Tape& tape, NodeId id, NodeId ia, NodeId ib) {
+  if (tape.node(id).ints[0] != 0) return;  // a was a zero constant: no gradient reaches b
   const Tensor &a = tape.value(ia), &b = tape.value(ib);
   const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
   MG_DISPATCH(a.dtype(), T, {
@@ -164,12 +165,24 @@ Shape product_shape(const char* op, Var a, Var b) {
   return out;
 }
 
+// a b with a an all-zero constant (an initial state h = 0, which has no gradient) is zero:
+// forward and backward skip the product (ints[0] = 1 tells the backward).
+bool skip_zero_product(Var out, Var a) {
+  if (!a.tape->is_zero_constant(a.id)) return false;
+  a.tape->node(out.id).ints[0] = 1;
+  return true;
+}
+
 }  // namespace
 
 Var matmul(Var a, Var b) {
   const Shape out_shape = product_shape("matmul", a, b);
   const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
   Var out = a.tape->record(kOp_matmul, out_shape, a.dtype(), {a, b}, matmul_backward);
+  if (skip_zero_product(out, a)) {
+    a.tape->value(out.id).zero();
+    return out;
+  }
   MG_DISPATCH(a.dtype(), T, {
     gemm<T>(false, false, rows, m, k, T(1), a.value().data<T>(), k, b.value().data<T>(), m, T(0),
             a.tape->value(out.id).data<T>(), m);
@@ -192,8 +205,9 @@ Var addmm(Var c, Var a, Var b) {
       for (int64_t r = 0; r < rows; ++r) std::copy_n(pc, m, y + r * m);
     else
       std::copy_n(pc, rows * m, y);
-    gemm<T>(false, false, rows, m, k, T(1), a.value().data<T>(), k, b.value().data<T>(), m, T(1), y,
-            m);
+    if (!skip_zero_product(out, a))
+      gemm<T>(false, false, rows, m, k, T(1), a.value().data<T>(), k, b.value().data<T>(), m, T(1),
+              y, m);
   });
   return out;
 }

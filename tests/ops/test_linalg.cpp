@@ -151,6 +151,37 @@ TEST_CASE("outer: batched outer product and its gradients") {
   }
 }
 
+TEST_CASE("addmm and matmul: a zero constant operand skips the product, same values and grads") {
+  // a = 0 made by tape.constant (an initial state) against the same zeros as an input: equal
+  // outputs and gradients for c and b; with the constant, b gets no gradient at all (none needed).
+  const Tensor bias = Tensor::from(Shape{3}, DType::f64, {0.5, -1.0, 2.0});
+  const Tensor w = Tensor::from(Shape{2, 3}, DType::f64, {1, 2, 3, 4, 5, 6});
+  const Tensor up = Tensor::from(Shape{4, 3}, DType::f64, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  for (bool constant : {false, true}) {
+    CAPTURE(constant);
+    Tape tape;
+    Var c = tape.input(bias, true), b = tape.input(w, true);
+    Var a = constant ? tape.constant(Shape{4, 2}, DType::f64, 0.0)
+                     : tape.input(Tensor::zeros(Shape{4, 2}, DType::f64), true);
+    CHECK(tape.is_zero_constant(a.id) == constant);
+    Var y = add(addmm(c, a, b), matmul(a, b));
+    for (int64_t r = 0; r < 4; ++r)
+      for (int64_t j = 0; j < 3; ++j) CHECK(y.value().at(r * 3 + j) == bias.at(j));
+    tape.backward(y, up);
+    CHECK(c.grad().to_vector() == std::vector<double>{22, 26, 30});
+    if (constant)
+      CHECK_FALSE(b.grad().defined());
+    else
+      CHECK(b.grad().to_vector() == std::vector<double>(6, 0.0));
+  }
+  // A constant filled after it was made (as index lists are) is not zero: the product is made.
+  Tape tape;
+  Var a = tape.constant(Shape{1, 2}, DType::f64, 0.0);
+  tape.value(a.id).set(1, 3.0);
+  CHECK_FALSE(tape.is_zero_constant(a.id));
+  CHECK(matmul(a, tape.input(w)).value().to_vector() == std::vector<double>{12, 15, 18});
+}
+
 TEST_CASE("linalg: shape and dtype errors name the op and the shapes") {
   Tape tape;
   Var a23 = tape.input(Tensor::zeros(Shape{2, 3}, DType::f32));
