@@ -60,7 +60,7 @@ Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
     if (g.defined() && g.storage_users() == 1) grad_spare_[size_t(id)] = std::move(g);
     g = param->grad;
     grad_live_[size_t(id)] = 1;
-    in_place_leaves_.push_back(id);
+    aliased_grads_.push_back(id);
   }
   if (detect_anomaly_) check_value(id);
   return Var{this, id};
@@ -130,6 +130,52 @@ Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<con
   slot.reshape_reuse(shape, dtype);
   grad_live_[size_t(id)] = 0;
   return Var{this, id};
+}
+
+Var Tape::record_view(const OpDef& op, Var x, const Shape& shape, BackwardFn backward) {
+  MG_CHECK(x.tape == this, op.name, ": input comes from another tape (or is undefined)");
+  const NodeId id = NodeId(nodes_.size());
+  if (profile_) {
+    end_forward_interval();
+    profiled_op_ = &op;
+  }
+  if (detect_anomaly_ && id > 0) check_value(id - 1);
+  Node n;
+  n.op = &op;
+  n.inputs_begin = int32_t(inputs_.size());
+  n.num_inputs = 1;
+  inputs_.push_back(x.id);
+  n.requires_grad = nodes_[size_t(x.id)].requires_grad && grad_enabled_ && backward != nullptr;
+  n.backward = n.requires_grad ? backward : nullptr;
+  n.view = true;
+  nodes_.push_back(n);
+  ensure_slot(id);
+  Tensor& slot = values_[size_t(id)];
+  if (slot.defined() && slot.storage_users() == 1) spare_[size_t(id)] = std::move(slot);
+  slot = values_[size_t(x.id)].view(shape);
+  grad_live_[size_t(id)] = 0;
+  return Var{this, id};
+}
+
+bool Tape::can_move_grad(NodeId id, NodeId in) const {
+  if (!move_grads_ || !grad_live_[size_t(id)] || grad_live_[size_t(in)] ||
+      !nodes_[size_t(in)].requires_grad)
+    return false;
+  const Tensor &g = grads_[size_t(id)], &v = values_[size_t(in)];
+  return g.numel() == v.numel() && g.dtype() == v.dtype();
+}
+
+bool Tape::move_grad(NodeId id, NodeId in) {
+  if (!can_move_grad(id, in)) return false;
+  // in's gradient becomes a view of id's buffer (whose backward is done with it); in's own buffer
+  // waits in grad_spare_ until reset(), so that every slot keeps its own buffer from step to step.
+  Tensor& gin = grads_[size_t(in)];
+  if (gin.defined() && gin.storage_users() == 1) grad_spare_[size_t(in)] = std::move(gin);
+  gin = grads_[size_t(id)].view(values_[size_t(in)].shape());
+  grad_live_[size_t(in)] = 1;
+  grad_live_[size_t(id)] = 0;  // id's gradient is gone: in's accumulates into its buffer
+  aliased_grads_.push_back(in);
+  return true;
 }
 
 Tensor& Tape::make_saved(NodeId id, const Shape& shape, DType dtype) {
@@ -243,10 +289,11 @@ void Tape::reset() {
   // Leaves share their tensor's storage; drop those references so the owner (a batch field, say)
   // can refill its buffer in place instead of allocating a new one for the next step.
   for (size_t i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i].op == &kInput || nodes_[i].op == &kParameter) values_[i] = Tensor();
+    if (nodes_[i].op == &kInput || nodes_[i].op == &kParameter || nodes_[i].view)
+      values_[i] = Tensor();
   // Likewise Parameter::grad, which in-place leaves held; their slots get their own buffers back.
-  for (NodeId id : in_place_leaves_) grads_[size_t(id)] = std::move(grad_spare_[size_t(id)]);
-  in_place_leaves_.clear();
+  for (NodeId id : aliased_grads_) grads_[size_t(id)] = std::move(grad_spare_[size_t(id)]);
+  aliased_grads_.clear();
   nodes_.clear();
   inputs_.clear();
   param_leaves_.clear();

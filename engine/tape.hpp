@@ -49,6 +49,7 @@ struct Node {
   int32_t inputs_begin = 0;       // into the tape's input pool
   int32_t num_inputs = 0;
   bool requires_grad = false;
+  bool view = false;           // its value shares an input's storage (record_view)
   Parameter* param = nullptr;  // set on parameter leaves
   // Small saved arguments (axis, flags, scalars) an op's backward needs.
   std::array<int64_t, 4> ints{};
@@ -83,6 +84,10 @@ class Tape {
              BackwardFn backward) {
     return record(op, shape, dtype, std::span<const Var>(inputs.begin(), inputs.size()), backward);
   }
+  // A node whose value is x's storage seen as `shape` (same number of elements): no copy. Its
+  // slot's own buffer waits in spare_, as for leaves; reset() drops the view, so that x's slot
+  // can reuse its buffer next step. Ops never write into an input, so the view stays valid.
+  Var record_view(const OpDef& op, Var x, const Shape& shape, BackwardFn backward);
   Node& node(NodeId id) { return nodes_[size_t(id)]; }
   const Node& node(NodeId id) const { return nodes_[size_t(id)]; }
   NodeId input_id(NodeId id, int k) const {
@@ -105,6 +110,15 @@ class Tape {
   // caller stores instead of adding, which saves zeroing the buffer and reading it back. Later
   // contributions get the live buffer with `overwrite` false and must add, as with grad().
   Tensor& grad_for_write(NodeId id, bool& overwrite);
+  // For a backward whose input `in` gets exactly node id's gradient (reshape, add): when gradients
+  // may move (set_move_grads) and `in` has none yet in this pass, in's gradient becomes a view of
+  // id's buffer (no copy) and id's is gone; returns false when it cannot, and the caller copies
+  // or adds.
+  bool move_grad(NodeId id, NodeId in);
+  bool can_move_grad(NodeId id, NodeId in) const;
+  // Lets backward passes move gradient buffers (move_grad): only the leaves' and parameters'
+  // gradients are kept, not every intermediate node's (training; not for inspecting a tape).
+  void set_move_grads(bool on) { move_grads_ = on; }
 
   // Runs backward from a scalar (numel 1) loss with d(loss) = 1.
   void backward(Var loss, bool flush_params = true);
@@ -171,7 +185,7 @@ class Tape {
   std::deque<Tensor> grads_;
   std::deque<Tensor> saved_;
   std::deque<Tensor> spare_;  // a slot's own value buffer while a leaf's shared tensor is there
-  std::deque<Tensor> grad_spare_;  // the same for gradients, while a Parameter::grad is there
+  std::deque<Tensor> grad_spare_;  // the same for gradients, while another buffer is there
   std::vector<uint8_t> grad_live_;
   std::vector<NodeId> param_leaves_;
   uint64_t seed_;
@@ -179,7 +193,10 @@ class Tape {
   uint64_t noise_counter_ = 0;
   bool params_flushed_ = false;
   bool param_grads_in_place_ = false;
-  std::vector<NodeId> in_place_leaves_;  // parameter leaves whose gradient is Parameter::grad
+  bool move_grads_ = false;
+  // Slots whose gradient is another's buffer for this pass (in-place parameter leaves, moved
+  // gradients); reset() gives them their own buffers back from grad_spare_.
+  std::vector<NodeId> aliased_grads_;
   bool grad_enabled_ = true;
   bool detect_anomaly_ = false;
   std::deque<std::pair<const void*, std::vector<int64_t>>> index_scratch_;

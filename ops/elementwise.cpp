@@ -117,6 +117,24 @@ void binary_backward(Tape& tape, NodeId id) {
         for (int64_t k = 0; k < n; ++k) gx[k] += d(k);
       return;
     }
+    if constexpr (std::is_same_v<Rule, AddRule>) {
+      // a + b passes g on unchanged: one input may take g's buffer itself (Tape::move_grad), once
+      // the other has its copy.
+      const NodeId mover = tape.requires_grad(ia) ? ia : ib, other = mover == ia ? ib : ia;
+      if (plan.same && tape.can_move_grad(id, mover)) {
+        if (tape.requires_grad(other)) {
+          bool over = false;
+          T* go = tape.grad_for_write(other, over).data<T>();
+          const int64_t n = z.numel();
+          if (over)
+            std::copy_n(g, n, go);
+          else
+            for (int64_t k = 0; k < n; ++k) go[k] += g[k];
+        }
+        tape.move_grad(id, mover);
+        return;
+      }
+    }
     if (plan.same && tape.requires_grad(ia) && tape.requires_grad(ib)) {
       // Same shapes, both gradients wanted: one sweep reads g, a and b once for both.
       bool over_a = false, over_b = false;

@@ -66,7 +66,7 @@ void check_same_tape_dtype(const char* op, Var a, Var b, const char* a_name, con
 // ---------------------------------------------------------------- reshape: a copy
 void reshape_backward(Tape& tape, NodeId id) {
   const NodeId ix = tape.input_id(id, 0);
-  if (!tape.requires_grad(ix)) return;
+  if (!tape.requires_grad(ix) || tape.move_grad(id, ix)) return;
   MG_DISPATCH(tape.value(id).dtype(), T, {
     const T* g = tape.grad(id).data<T>();
     bool overwrite = false;  // the first contribution is a plain copy
@@ -283,9 +283,7 @@ Var reshape(Var x, Shape shape) {
   MG_CHECK(shape.rank >= 1, "reshape: the target shape needs rank 1 to 4, got ", shape);
   MG_CHECK(shape.numel() == x.value().numel(), "reshape: cannot reshape ", x.shape(), " (",
            x.value().numel(), " elements) into ", shape, " (", shape.numel(), " elements)");
-  Var y = x.tape->record(kOp_reshape, shape, x.dtype(), {x}, reshape_backward);
-  std::memcpy(x.tape->value(y.id).raw(), x.value().raw(), x.value().bytes());
-  return y;
+  return x.tape->record_view(kOp_reshape, x, shape, reshape_backward);  // no copy
 }
 
 Var transpose(Var x) {

@@ -247,9 +247,13 @@ Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) 
   // One tape: its parameter leaves write Parameter::grad directly (no flush pass). With shards,
   // every shard's tape flushes, in shard order, for the same sums on any thread count.
   tape_.set_param_grads_in_place(shards_ == 1);
+  tape_.set_move_grads(true);  // training keeps only the parameters' gradients
   for (int64_t s = 0; shards_ > 1 && s < shards_; ++s) {  // one shard: tape_ and batch_data_
     // Each shard draws its own noise (a stream of its own seed), the same for any thread count.
-    if (s > 0) shard_tapes_.emplace_back(config.seed + uint64_t(s) * 0x9E3779B97F4A7C15ull);
+    if (s > 0) {
+      shard_tapes_.emplace_back(config.seed + uint64_t(s) * 0x9E3779B97F4A7C15ull);
+      shard_tapes_.back().set_move_grads(true);
+    }
     shard_batches_.emplace_back();
     shard_upstream_.push_back(Tensor::scalar(1.0, config_.dtype));
     shard_out_.emplace_back();
