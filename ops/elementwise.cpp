@@ -270,6 +270,9 @@ template <class Rule>
 void unary_backward(Tape& tape, NodeId id) {
   const NodeId ix = tape.input_id(id, 0);
   if (!tape.requires_grad(ix)) return;
+  // x + c passes g on unchanged: x may take g's buffer itself (Tape::move_grad).
+  if constexpr (std::is_same_v<Rule, AddScalarRule>)
+    if (tape.move_grad(id, ix)) return;
   const Node& n = tape.node(id);
   const Tensor &x = tape.value(ix), &y = tape.value(id);
   MG_DISPATCH(y.dtype(), T, {
