@@ -31,16 +31,9 @@ TEST_CASE("every registered model: the training tape's modes give the same gradi
   // Tape::set_param_grads_in_place and set_move_grads change where gradients are summed, not the
   // sums: Parameter::grad must come out bit for bit the same, two steps in a row (slots reused).
   for (const ModelInfo& m : all_models()) {
-    for (const nlohmann::json& cfg : m.check_configs) {
-      const std::string label = m.name + "/" + cfg.value("variant", "default");
-      INFO(label);
-      nlohmann::json config = cfg;
-      config.erase("variant");
-      auto model = m.create(config, DType::f64, 7);
-      Rng rng(11);
-      Batch batch;
-      m.check_batch(rng, DType::f64, batch);
-      ParameterSet& params = model->params();
+    for (CheckVariant& v : check_variants(m)) {
+      INFO(v.label);
+      ParameterSet& params = v.model->params();
       std::vector<std::vector<double>> grads[2];
       for (int modes = 0; modes < 2; ++modes) {
         Tape tape;
@@ -49,7 +42,7 @@ TEST_CASE("every registered model: the training tape's modes give the same gradi
         for (int step = 0; step < 2; ++step) {
           params.zero_grad();
           tape.reset();
-          tape.backward(model->forward(tape, batch, ForwardOptions{}).loss);
+          tape.backward(v.model->forward(tape, v.batch, ForwardOptions{}).loss);
         }
         for (size_t i = 0; i < params.size(); ++i)
           grads[modes].push_back(params[i].grad.to_vector());
