@@ -151,7 +151,7 @@ Var usage_update(Var prev_usage, Var prev_write_weights, Var prev_read_weights, 
   // DeepMind's Freeness: no gradient into the write weights (see UsageGradient).
   Var w =
       g == UsageGradient::through_write_weights ? prev_write_weights : detach(prev_write_weights);
-  Var written = add(prev_usage, mul(one_minus(prev_usage), w));
+  Var written = add(prev_usage, mul_complement(prev_usage, w));
   Var factors = one_minus(mul(reshape(free_gates, Shape{B, R, 1}), prev_read_weights));  // [B,R,N]
   Var psi;
   if (R == 1) {
@@ -171,7 +171,7 @@ AllocationResult allocation_with_order(Var usage) {
   Var clamped = scale_shift(usage, 1.0 - kEpsilon, kEpsilon);  // eps + (1 - eps) u
   Var order = argsort(clamped);              // free list, ascending, stable: a constant
   Var sorted = gather_last(clamped, order);  // gradient scattered back through the order
-  Var sorted_alloc = mul(one_minus(sorted), cumprod_exclusive(sorted, -1));
+  Var sorted_alloc = mul_complement(sorted, cumprod_exclusive(sorted, -1));
   return {scatter_last(sorted_alloc, order), order};  // back in slot order
 }
 
@@ -187,7 +187,7 @@ Var write_weighting(Var allocation, Var content_weights, Var alloc_gate, Var wri
   expect("write_weighting", "write_gate", write_gate, Shape{B});
   Var ga = reshape(alloc_gate, Shape{B, 1});
   Var gw = reshape(write_gate, Shape{B, 1});
-  return mul(gw, add(mul(ga, allocation), mul(one_minus(ga), content_weights)));
+  return mul(gw, add(mul(ga, allocation), mul_complement(ga, content_weights)));
 }
 
 // memory' = memory * (1 - w e^T) + w v^T
@@ -198,7 +198,7 @@ Var erase_and_write(Var memory, Var write_weights, Var erase, Var write_vector) 
   expect("erase_and_write", "write_weights", write_weights, Shape{B, N});
   expect("erase_and_write", "erase", erase, Shape{B, W});
   expect("erase_and_write", "write_vector", write_vector, Shape{B, W});
-  Var kept = mul(memory, one_minus(outer(write_weights, erase)));
+  Var kept = mul_complement(outer(write_weights, erase), memory);
   return add(kept, outer(write_weights, write_vector));
 }
 
@@ -211,11 +211,11 @@ LinkResult link_update(Var prev_link, Var prev_precedence, Var write_weights) {
   expect("link_update", "prev_precedence", prev_precedence, Shape{B, N});
   Var wi = reshape(write_weights, Shape{B, N, 1});
   Var wj = reshape(write_weights, Shape{B, 1, N});
-  Var kept = mul(one_minus(add(wi, wj)), prev_link);
+  Var kept = mul_complement(add(wi, wj), prev_link);
   Var link = add(kept, outer(write_weights, prev_precedence));
   link = mul(link, offdiag_mask(*write_weights.tape, N, write_weights.dtype()));
   Var written = sum_axis(write_weights, -1, /*keepdim=*/true);  // [B,1]
-  Var precedence = add(mul(one_minus(written), prev_precedence), write_weights);
+  Var precedence = add(mul_complement(written, prev_precedence), write_weights);
   return {link, precedence};
 }
 

@@ -15,6 +15,7 @@ namespace {
 MG_OP(add);
 MG_OP(sub);
 MG_OP(mul);
+MG_OP(mul_complement);
 MG_OP(div);
 MG_OP(prelu);
 MG_OP(neg);
@@ -50,6 +51,11 @@ struct MulRule {
   template <class T> static T f(T a, T b) { return a * b; }
   template <class T> static T da(T, T b, T) { return b; }
   template <class T> static T db(T a, T, T) { return a; }
+};
+struct MulComplementRule {  // (1 - a) b
+  template <class T> static T f(T a, T b) { return (T(1) - a) * b; }
+  template <class T> static T da(T, T b, T) { return -b; }
+  template <class T> static T db(T a, T, T) { return T(1) - a; }
 };
 struct DivRule {
   template <class T> static T f(T a, T b) { return a / b; }
@@ -365,6 +371,7 @@ Var add(Var a, Var b) { return binary<AddRule>(kOp_add, a, b); }
 Var sub(Var a, Var b) { return binary<SubRule>(kOp_sub, a, b); }
 Var mul(Var a, Var b) { return binary<MulRule>(kOp_mul, a, b); }
 Var div(Var a, Var b) { return binary<DivRule>(kOp_div, a, b); }
+Var mul_complement(Var a, Var b) { return binary<MulComplementRule>(kOp_mul_complement, a, b); }
 Var prelu(Var x, Var slope) { return binary<PreluRule>(kOp_prelu, x, slope); }
 
 Var neg(Var x) { return unary<NegRule>(kOp_neg, x); }
@@ -432,6 +439,7 @@ void register_binary(const char* op, Build2 f, double b_lo, double b_hi) {
   const ShapePair shapes[] = {{"same", {3, 4}, {3, 4}},
                               {"row-broadcast", {2, 3, 4}, {4}},
                               {"column-broadcast", {5, 3}, {5, 1}},
+                              {"a-broadcast", {5, 1}, {5, 3}},
                               {"scalar", {2, 3}, {1}},
                               {"batch1", {1, 4}, {1, 4}}};
   for (const ShapePair& s : shapes) {
@@ -476,6 +484,7 @@ const bool kElementwiseCases = [] {
   register_binary("sub", sub, -1, 1);
   register_binary("mul", mul, -1, 1);
   register_binary("div", div, 0.5, 2);
+  register_binary("mul_complement", mul_complement, -1, 1);
   // clang-format off
   register_unary("neg", [](Var x) { return neg(x); }, -2, 2);
   register_unary("exp", [](Var x) { return exp(x); }, -2, 2);

@@ -9,6 +9,9 @@ Var add(Var a, Var b);
 Var sub(Var a, Var b);
 Var mul(Var a, Var b);
 Var div(Var a, Var b);
+// (1 - a) * b, broadcasting as mul: what a gate a in [0, 1] leaves of b (the DNC's erase, retention
+// and allocation factors), one node instead of scale_shift(a, -1, 1) and mul.
+Var mul_complement(Var a, Var b);
 // Parametric ReLU: x where x > 0, slope * x otherwise; slope broadcasts against x.
 Var prelu(Var x, Var slope);
 
