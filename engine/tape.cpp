@@ -152,7 +152,7 @@ Var Tape::record_view(const OpDef& op, Var x, const Shape& shape, BackwardFn bac
   ensure_slot(id);
   Tensor& slot = values_[size_t(id)];
   if (slot.defined() && slot.storage_users() == 1) spare_[size_t(id)] = std::move(slot);
-  slot = values_[size_t(x.id)].view(shape);
+  slot = values_[size_t(x.id)].leading(shape);
   grad_live_[size_t(id)] = 0;
   return Var{this, id};
 }

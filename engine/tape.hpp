@@ -84,9 +84,10 @@ class Tape {
              BackwardFn backward) {
     return record(op, shape, dtype, std::span<const Var>(inputs.begin(), inputs.size()), backward);
   }
-  // A node whose value is x's storage seen as `shape` (same number of elements): no copy. Its
-  // slot's own buffer waits in spare_, as for leaves; reset() drops the view, so that x's slot
-  // can reuse its buffer next step. Ops never write into an input, so the view stays valid.
+  // A node whose value is the first shape.numel() elements of x's storage seen as `shape` (all of
+  // them for a reshape, the leading rows for a slice): no copy. Its slot's own buffer waits in
+  // spare_, as for leaves; reset() drops the view, so that x's slot can reuse its buffer next
+  // step. Ops never write into an input, so the view stays valid.
   Var record_view(const OpDef& op, Var x, const Shape& shape, BackwardFn backward);
   Node& node(NodeId id) { return nodes_[size_t(id)]; }
   const Node& node(NodeId id) const { return nodes_[size_t(id)]; }

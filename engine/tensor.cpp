@@ -139,6 +139,13 @@ Tensor Tensor::view(const Shape& shape) const {
   return t;
 }
 
+Tensor Tensor::leading(const Shape& shape) const {
+  MG_CHECK(shape.numel() <= numel(), "leading: ", shape, " has more elements than ", shape_);
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
 void Tensor::copy_from(const Tensor& src) {
   MG_CHECK(src.numel() == numel(), "copy_from: ", src.shape(), " into ", shape_);
   if (src.dtype_ == dtype_) {

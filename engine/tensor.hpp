@@ -105,6 +105,9 @@ class Tensor {
   Tensor to(DType dtype) const;
   // Same storage, new shape of the same numel (a view).
   Tensor view(const Shape& shape) const;
+  // The first shape.numel() elements (at most numel()) seen as `shape`, sharing storage: the
+  // leading rows of a row-major tensor, say.
+  Tensor leading(const Shape& shape) const;
   // Copies the elements of src (same numel; dtype converted if needed) into this tensor.
   void copy_from(const Tensor& src);
 

@@ -210,20 +210,37 @@ bool RetiringRows::prefix_events(const Tensor& mask) {
 }
 
 RetiringRows::RetiringRows(Var mask, int slot) : mask_(mask), batch_(mask.dim(0)) {
-  static const char kKeys[4][6] = {};
+  static const char kKeys[4][5] = {};
   MG_CHECK(slot >= 0 && slot < 4, "RetiringRows: slot ", slot, " must be 0-3");
   MG_CHECK(mask.shape().rank == 2 && prefix_events(mask.value()), "RetiringRows: mask of shape ",
            mask.shape(), " must be [B, T] with each row's events a prefix of its steps");
   Tape& tape = *mask.tape;
-  stepping_ = &tape.index_scratch(&kKeys[slot][0]);
-  set_aside_ = &tape.index_scratch(&kKeys[slot][1]);
-  keep_ = &tape.index_scratch(&kKeys[slot][2]);
-  ended_ = &tape.index_scratch(&kKeys[slot][3]);
-  pieces_ = &tape.var_scratch(&kKeys[slot][4]);
-  joined_ = &tape.var_scratch(&kKeys[slot][5]);
-  stepping_->clear();
-  for (int64_t b = 0; b < batch_; ++b) stepping_->push_back(b);
-  set_aside_->clear();
+  order_ = &tape.index_scratch(&kKeys[slot][0]);
+  lengths_ = &tape.index_scratch(&kKeys[slot][1]);
+  scratch_ = &tape.index_scratch(&kKeys[slot][2]);
+  pieces_ = &tape.var_scratch(&kKeys[slot][3]);
+  joined_ = &tape.var_scratch(&kKeys[slot][4]);
+  // Each row's view length (its events are a prefix), then the rows longest first, ties in batch
+  // order (an insertion sort: no allocation, and B is a batch size).
+  const Tensor& m = mask.value();
+  const int64_t T = m.dim(1);
+  std::vector<int64_t>&order = *order_, &len = *scratch_;
+  len.clear();
+  for (int64_t b = 0; b < batch_; ++b) {
+    int64_t l = 0;
+    while (l < T && m.at(b * T + l) != 0) ++l;
+    len.push_back(l);
+  }
+  order.clear();
+  for (int64_t b = 0; b < batch_; ++b) {
+    order.push_back(b);
+    for (size_t p = order.size() - 1; p > 0 && len[size_t(order[p - 1])] < len[size_t(b)]; --p)
+      std::swap(order[p], order[p - 1]);
+  }
+  lengths_->clear();
+  for (int64_t b : order) lengths_->push_back(len[size_t(b)]);
+  for (int64_t p = 0; p < batch_; ++p) sorted_ = sorted_ || order[size_t(p)] != p;
+  rows_ = batch_;
   pieces_->clear();
 }
 
@@ -235,59 +252,58 @@ int64_t RetiringRows::begin_step(int64_t t, std::span<Var* const> fields) {
   MG_CHECK(fields_ == 0 || fields_ == fields.size(), "RetiringRows: ", fields.size(),
            " fields at step ", t, " after ", fields_);
   fields_ = fields.size();
-  const Tensor& m = mask_.value();
-  const int64_t T = m.dim(1), n = int64_t(stepping_->size());
-  std::vector<int64_t>&stepping = *stepping_, &keep = *keep_, &ended = *ended_;
-  keep.clear();
-  ended.clear();
-  for (int64_t p = 0; p < n; ++p)
-    (t < T && m.at(stepping[size_t(p)] * T + t) != 0 ? keep : ended).push_back(p);
-  if (ended.empty()) return n;
-  if (keep.empty()) {  // every row ends: the fields are the last piece
-    for (Var* f : fields) pieces_->push_back(*f);
-  } else {
-    const Var keep_rows = index(keep), ended_rows = index(ended);
-    for (Var* f : fields) {
-      pieces_->push_back(gather_rows(*f, ended_rows));
-      *f = gather_rows(*f, keep_rows);
+  if (!started_) {
+    started_ = true;
+    if (sorted_) {
+      const Var to_order = index(*order_);
+      for (Var* f : fields) *f = gather_rows(*f, to_order);
     }
   }
-  for (int64_t p : ended) set_aside_->push_back(stepping[size_t(p)]);
-  for (size_t k = 0; k < keep.size(); ++k) stepping[k] = stepping[size_t(keep[k])];  // increasing
-  stepping.resize(keep.size());
+  int64_t n = rows_;
+  while (n > 0 && (*lengths_)[size_t(n - 1)] <= t) --n;
+  if (n == rows_) return n;
+  for (Var* f : fields) {
+    if (n == 0) {  // every row ends: the fields are the last piece
+      pieces_->push_back(*f);
+      continue;
+    }
+    pieces_->push_back(slice(*f, 0, n, rows_ - n));  // the rows that end: a copy
+    *f = slice(*f, 0, 0, n);                         // the leading rows: a view
+  }
+  rows_ = n;
   stepping_rows_ = Var{};
-  return int64_t(keep.size());
+  return n;
 }
 
 Var RetiringRows::take(Var full) const {
   MG_CHECK(full.defined() && full.dim(0) == batch_,
            "RetiringRows::take: ", full.defined() ? full.shape().str() : std::string("undefined"),
            " must have ", batch_, " rows");
-  if (set_aside_->empty()) return full;  // no row has ended: all rows, in order
-  MG_CHECK(!stepping_->empty(), "RetiringRows::take: no row steps");
-  if (!stepping_rows_.defined()) stepping_rows_ = index(*stepping_);
+  MG_CHECK(rows_ > 0, "RetiringRows::take: no row steps");
+  if (!sorted_) return rows_ == batch_ ? full : slice(full, 0, 0, rows_);
+  if (!stepping_rows_.defined())
+    stepping_rows_ = index(std::span<const int64_t>(order_->data(), size_t(rows_)));
   return gather_rows(full, stepping_rows_);
 }
 
 void RetiringRows::finish(std::span<Var* const> fields) {
-  if (set_aside_->empty()) return;  // the fields still hold every row, in order
+  if (!started_ || (pieces_->empty() && !sorted_)) return;  // the fields are in batch order
   MG_CHECK(fields.size() == fields_, "RetiringRows::finish: ", fields.size(), " fields, stepped ",
            fields_);
-  // The pieces, then the rows still stepping, joined: position p holds batch row order[p].
-  std::vector<int64_t>& inverse = *ended_;
-  inverse.assign(size_t(batch_), 0);
-  int64_t p = 0;
-  for (int64_t b : *set_aside_) inverse[size_t(b)] = p++;
-  for (int64_t b : *stepping_) inverse[size_t(b)] = p++;
-  const Var to_batch = index(inverse);
+  // Positions 0.. hold the rows still stepping, then the pieces from the last retirement back to
+  // the first; then each batch row is fetched from its position.
+  std::vector<int64_t>& position = *scratch_;
+  position.assign(size_t(batch_), 0);
+  for (int64_t p = 0; p < batch_; ++p) position[size_t((*order_)[size_t(p)])] = p;
+  const Var to_batch = sorted_ ? index(position) : Var{};
   const size_t K = pieces_->size() / fields_;
   for (size_t f = 0; f < fields_; ++f) {
     std::vector<Var>& joined = *joined_;
     joined.clear();
-    for (size_t k = 0; k < K; ++k) joined.push_back((*pieces_)[k * fields_ + f]);
-    if (!stepping_->empty()) joined.push_back(*fields[f]);
+    if (rows_ > 0) joined.push_back(*fields[f]);
+    for (size_t k = K; k-- > 0;) joined.push_back((*pieces_)[k * fields_ + f]);
     const Var all = joined.size() == 1 ? joined[0] : concat(joined, 0);
-    *fields[f] = gather_rows(all, to_batch);
+    *fields[f] = sorted_ ? gather_rows(all, to_batch) : all;
   }
 }
 

@@ -141,9 +141,12 @@ class StepMask {
 // Packing for views whose events are a prefix of each sample's steps (a padded batch: a sample
 // whose view has ended never steps again). StepMask::put writes the n stepped rows back into the
 // whole [B, ...] state at every step; here the state stays compact instead: it holds only the rows
-// that still step, and a sample's rows are set aside once, at the step its view ends, and put back
-// in the batch's order once, by finish(). Same values as StepMask's packing in every row (a test
-// compares them), a fraction of the copying.
+// that still step. The rows are kept sorted by view length, longest first (one gather before the
+// first step, skipped when the batch is in that order already), so the rows that step on are
+// always the leading ones: a step narrows each field to them without a copy (a slice of leading
+// rows is a view) and copies out only the rows that end, once. finish() joins the pieces and puts
+// them back in the batch's order. Same values as StepMask's packing in every row (a test compares
+// them), a fraction of the copying.
 class RetiringRows {
  public:
   // True when every row of mask [B, T] is 1 up to some step and 0 after it.
@@ -151,8 +154,8 @@ class RetiringRows {
   // mask [B, T] with prefix_events. Helpers alive at the same time need different `slot`s (0-3):
   // each keeps its row lists in the tape's scratch under its slot.
   RetiringRows(Var mask, int slot);
-  // Step t: sets aside the rows of `fields` (the state's tensors, [n, ...] in rows()'s order) whose
-  // view has no event at t; returns how many rows step (0: none).
+  // Step t: sets aside the rows of `fields` (the state's tensors, [n, ...] in the order take()
+  // gives) whose view has no event at t; returns how many rows step (0: none).
   int64_t begin_step(int64_t t, std::span<Var* const> fields);
   Var take(Var full) const;  // [B, ...] in the batch's order -> the rows that step
   // After the last step: every field back at [B, ...], in the batch's order.
@@ -162,14 +165,16 @@ class RetiringRows {
   Var index(std::span<const int64_t> rows) const;
   Var mask_;
   int64_t batch_ = 0;
-  size_t fields_ = 0;                // fields per piece, fixed by the first begin_step
-  std::vector<int64_t>* stepping_;   // batch rows held by the fields, in their order
-  std::vector<int64_t>* set_aside_;  // batch rows of the pieces, in their order
-  std::vector<int64_t>* keep_;       // scratch: positions of the rows that step on
-  std::vector<int64_t>* ended_;      // scratch: positions of the rows set aside; inverse order
-  std::vector<Var>* pieces_;         // per retirement, one piece per field
-  std::vector<Var>* joined_;         // scratch: one field's pieces, for concat
-  mutable Var stepping_rows_;        // *stepping_ as data, made when take() needs it
+  size_t fields_ = 0;              // fields per piece, fixed by the first begin_step
+  std::vector<int64_t>* order_;    // position p of the fields holds batch row order[p]
+  std::vector<int64_t>* lengths_;  // view length of position p (non-increasing)
+  std::vector<int64_t>* scratch_;  // finish(): each batch row's position
+  std::vector<Var>* pieces_;       // per retirement, one piece per field
+  std::vector<Var>* joined_;       // scratch: one field's pieces, for concat
+  int64_t rows_ = 0;               // rows the fields hold now (the leading positions)
+  bool sorted_ = false;            // whether order_ differs from the batch's order
+  bool started_ = false;           // whether begin_step has put the fields in order_
+  mutable Var stepping_rows_;      // order_[0, rows_) as data, made when take() needs it
 };
 // The state tensors of an LSTM and of a DNC memory, for RetiringRows.
 std::array<Var*, 2> state_fields(LstmState& s);

@@ -357,9 +357,14 @@ Var slice(Var x, int axis, int64_t start, int64_t length) {
            start + length, ") out of bounds for axis ", axis, " (size ", s[ax], ") of shape ", s);
   Shape out = s;
   out[ax] = length;
+  const int64_t outer = prod(s, 0, ax), n = s[ax], inner = prod(s, ax + 1, s.rank);
+  if (outer == 1 && start == 0) {  // x's leading elements: a view, no copy
+    Var y = x.tape->record_view(kOp_slice, x, out, slice_backward);
+    x.tape->node(y.id).ints = {ax, start, 0, 0};
+    return y;
+  }
   Var y = x.tape->record(kOp_slice, out, x.dtype(), {x}, slice_backward);
   x.tape->node(y.id).ints = {ax, start, 0, 0};
-  const int64_t outer = prod(s, 0, ax), n = s[ax], inner = prod(s, ax + 1, s.rank);
   const int64_t len = length * inner;
   MG_DISPATCH(x.dtype(), T, {
     const T* px = x.value().data<T>();
@@ -605,8 +610,10 @@ const bool kShapeCases = [] {
     int axis;
     int64_t start, length;
   };
-  for (const SliceCase& c : {SliceCase{{4, 5}, 1, 1, 3}, SliceCase{{3, 4, 2}, 0, 1, 2},
-                             SliceCase{{1, 6}, -1, 2, 4}, SliceCase{{2, 3, 4}, 2, 0, 1}})
+  // The last two are leading blocks (views).
+  for (const SliceCase& c :
+       {SliceCase{{4, 5}, 1, 1, 3}, SliceCase{{3, 4, 2}, 0, 1, 2}, SliceCase{{1, 6}, -1, 2, 4},
+        SliceCase{{2, 3, 4}, 2, 0, 1}, SliceCase{{4, 2, 3}, 0, 0, 3}, SliceCase{{1, 6}, 1, 0, 4}})
     register_grad_case({.op = "slice",
                         .name = "slice/" + c.shape.str() + "/axis" + std::to_string(c.axis) + "/" +
                                 std::to_string(c.start) + "+" + std::to_string(c.length),

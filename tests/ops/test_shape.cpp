@@ -130,6 +130,21 @@ TEST_CASE("shape: slice takes a range along one axis") {
   }
 }
 
+TEST_CASE("shape: a slice of leading rows is a view, with the same gradients") {
+  for (DType d : kDTypes) {
+    CAPTURE(dtype_name(d));
+    Tape tape;
+    Var x = tape.input(iota(Shape{3, 2, 2}, d), true);
+    Var lead = slice(x, 0, 0, 2);   // rows 0-1: the buffer's first 8 elements
+    Var inner = slice(x, 1, 0, 1);  // not contiguous: a copy
+    CHECK(lead.value().shares_storage_with(x.value()));
+    CHECK_FALSE(inner.value().shares_storage_with(x.value()));
+    expect_values(lead.value(), {0, 1, 2, 3, 4, 5, 6, 7});
+    tape.backward(add(sum(lead), sum(inner)));
+    expect_values(x.grad(), {2, 2, 1, 1, 2, 2, 1, 1, 1, 1, 0, 0});
+  }
+}
+
 TEST_CASE("shape: concat then slice gives back the inputs") {
   Tape tape;
   Var a = tape.input(iota(Shape{2, 3, 2}, DType::f32));
