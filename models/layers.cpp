@@ -495,6 +495,16 @@ void MemoryReader::take_rows(Tape& tape, Var rows) {
   b_ = n;
 }
 
+void MemoryReader::keep_leading(int64_t n) {
+  MG_CHECK(n >= 1 && n <= b_, "MemoryReader::keep_leading: ", n, " of ", b_, " rows");
+  // Sample b's K rows are rows b*K .. b*K + K-1: the leading n samples are the leading n*K rows.
+  memory_ = slice(memory_, 0, 0, n * k_);
+  link_ = slice(link_, 0, 0, n * k_);
+  read_weights_ = slice(read_weights_, 0, 0, n * k_);
+  memory_norms_ = slice(memory_norms_, 0, 0, n * k_);
+  b_ = n;
+}
+
 Attention::Attention(ParameterSet& params, const std::string& prefix, int64_t value_size,
                      int64_t query_size, int64_t attention_size, Rng& rng, double init_range)
     : key_(params, prefix + ".key", value_size, attention_size, rng, /*bias=*/false),
@@ -585,15 +595,13 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   const bool pack = spec_.pack_rows && !opts.trace;
 
   // The tape's scratch (no allocation in steady state, none shared between concurrent tapes).
-  // lengths: each sample's output length (L without packing); live: the samples still decoding
-  // (batch rows, increasing), whose rows every step computes; positions: b*L + t of each computed
-  // row; step_ids: the live samples' input ids of a greedy step; hs, cs: each step's hidden state
-  // and context.
-  static const char kLengths = 0, kLive = 0, kKeep = 0, kPositions = 0, kStepIds = 0, kHs = 0,
-                    kCs = 0;
+  // lengths: each sample's output length (L without packing); live: the samples still decoding,
+  // whose rows every step computes (row j is sample live[j]); positions: b*L + t of each computed
+  // row; step_ids: the live samples' input ids of a step; hs, cs: each step's hidden state and
+  // context.
+  static const char kLengths = 0, kLive = 0, kPositions = 0, kStepIds = 0, kHs = 0, kCs = 0;
   std::vector<int64_t>&lengths = tape.index_scratch(&kLengths), &live = tape.index_scratch(&kLive),
-  &keep = tape.index_scratch(&kKeep), &positions = tape.index_scratch(&kPositions),
-  &step_ids = tape.index_scratch(&kStepIds);
+  &positions = tape.index_scratch(&kPositions), &step_ids = tape.index_scratch(&kStepIds);
   std::vector<Var>&hs = tape.var_scratch(&kHs), &cs = tape.var_scratch(&kCs);
   lengths.assign(size_t(B), L);
   if (pack)
@@ -606,22 +614,37 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   for (int64_t b = 0; b < B; ++b) live.push_back(b);
   positions.clear();
 
-  // Drops the samples that end before step t from the state, the context and the reader.
   LstmState state = init;
   Var context = context0;
+  if (pack) {
+    // The samples longest first (ties in batch order; an insertion sort allocates nothing), so
+    // that those still decoding at any step are the leading rows: dropping the others is a view.
+    for (size_t p = 1; p < live.size(); ++p)
+      for (size_t q = p; q > 0 && lengths[size_t(live[q - 1])] < lengths[size_t(live[q])]; --q)
+        std::swap(live[q], live[q - 1]);
+    bool reordered = false;
+    for (int64_t j = 0; j < B; ++j) reordered = reordered || live[size_t(j)] != j;
+    if (reordered) {
+      Var order = index_leaf(tape, live, dtype);
+      state = {gather_rows(state.h, order), gather_rows(state.c, order)};
+      if (reader) {
+        context = gather_rows(context, order);
+        reader->take_rows(tape, order);
+      }
+    }
+  }
+  // Drops the samples that end before step t (the trailing rows) from the state, the context and
+  // the reader.
   auto drop_ended = [&](int64_t t) {
-    keep.clear();
-    for (size_t j = 0; j < live.size(); ++j)
-      if (lengths[size_t(live[j])] > t) keep.push_back(int64_t(j));
-    if (keep.size() == live.size()) return;
-    for (size_t j = 0; j < keep.size(); ++j) live[j] = live[size_t(keep[j])];
-    live.resize(keep.size());
-    if (live.empty()) return;
-    Var kept = index_leaf(tape, keep, dtype);
-    state = {gather_rows(state.h, kept), gather_rows(state.c, kept)};
+    size_t n = live.size();
+    while (n > 0 && lengths[size_t(live[n - 1])] <= t) --n;
+    if (n == live.size()) return;
+    live.resize(n);
+    if (n == 0) return;
+    state = {slice(state.h, 0, 0, int64_t(n)), slice(state.c, 0, 0, int64_t(n))};
     if (reader) {
-      context = gather_rows(context, kept);
-      reader->take_rows(tape, kept);
+      context = slice(context, 0, 0, int64_t(n));
+      reader->keep_leading(int64_t(n));
     }
   };
   // Step t from the live samples' input ids at t (step_ids, read from ids [B, L]) and context.

@@ -244,9 +244,12 @@ class DecoderReader {
   virtual int64_t width() const = 0;
   // The decoder's state (h, c [B, Hd]) -> context [B, width()].
   virtual Var read(Tape& tape, const LstmState& state) = 0;
-  // Keeps only rows `rows` (data [n], increasing indices into the current B rows) of whatever the
-  // reader holds per sample: B becomes n (the decoder's packing drops samples that have ended).
+  // Keeps only rows `rows` (data [n], indices into the current B rows) of whatever the reader
+  // holds per sample, in that order: B becomes n (the decoder's packing orders its samples).
   virtual void take_rows(Tape& tape, Var rows) = 0;
+  // Keeps the leading n rows (samples) of it, without copies (the decoder's packing drops samples
+  // that have ended, which it keeps last).
+  virtual void keep_leading(int64_t n) = 0;
 };
 
 // Write-protected reads of K memories with ONE read function (Eq. 12-13: the same m_read^d reads
@@ -264,6 +267,7 @@ class MemoryReader : public DecoderReader {
   int64_t width() const override { return k_ * m_.read_heads * m_.word; }
   Var read(Tape& tape, const LstmState& state) override;  // reads with state.h
   void take_rows(Tape& tape, Var rows) override;
+  void keep_leading(int64_t n) override;
 
  private:
   const Linear& head_;

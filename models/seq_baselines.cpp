@@ -65,6 +65,11 @@ class AttentionReader : public layers::DecoderReader {
       m = {gather_rows(m.outputs, rows), gather_rows(m.keys, rows), gather_rows(m.mask, rows),
            gather_rows(m.bias, rows)};
   }
+  void keep_leading(int64_t n) override {
+    for (layers::Attention::Memory& m : mem_)
+      m = {slice(m.outputs, 0, 0, n), slice(m.keys, 0, 0, n), slice(m.mask, 0, 0, n),
+           slice(m.bias, 0, 0, n)};
+  }
 
  private:
   const std::array<layers::Attention, 2>& att_;
