@@ -331,8 +331,10 @@ struct DecoderSpec {
   bool context_in_output = true;
   // Packing (config key "pack_rows"): sample b's outputs end at its last unmasked position L_b, and
   // nothing the decoder computes for it after that reaches the loss; so step t computes the rows of
-  // the samples with L_b > t only. The state, the context and the reader drop a sample's rows when
-  // it ends (DecoderReader::take_rows), and the logits of every step are scattered back into
+  // the samples with L_b > t only. The samples are put in order of L_b, longest first
+  // (DecoderReader::take_rows), so that the state, the context and the reader drop the rows of
+  // those that end by keeping the leading rows (DecoderReader::keep_leading, views); the logits of
+  // every step are scattered back into
   // [B, Ly, V], zero at the positions never computed (masked: no loss reads them). The same loss
   // and gradients as stepping every row, at sum_b L_b / (B Ly) of the cost. Off in traced forwards.
   bool pack_rows = true;
