@@ -334,9 +334,9 @@ struct DecoderSpec {
   // the samples with L_b > t only. The samples are put in order of L_b, longest first
   // (DecoderReader::take_rows), so that the state, the context and the reader drop the rows of
   // those that end by keeping the leading rows (DecoderReader::keep_leading, views); the logits of
-  // every step are scattered back into
-  // [B, Ly, V], zero at the positions never computed (masked: no loss reads them). The same loss
-  // and gradients as stepping every row, at sum_b L_b / (B Ly) of the cost. Off in traced forwards.
+  // every step are scattered back into [B, Ly, V], zero at the positions never computed (masked:
+  // no loss reads them). The same loss and gradients as stepping every row, at sum_b L_b / (B Ly)
+  // of the cost. Off in traced forwards.
   bool pack_rows = true;
 };
 
