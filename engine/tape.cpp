@@ -1,5 +1,6 @@
 #include "engine/tape.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <ostream>
@@ -186,10 +187,9 @@ Tensor& Tape::make_saved(NodeId id, const Shape& shape, DType dtype) {
 Tensor& Tape::grad(NodeId id) {
   Tensor& g = grads_[size_t(id)];
   if (!grad_live_[size_t(id)]) {
-    const Tensor& v = values_[size_t(id)];
-    g.reshape_reuse(v.shape(), v.dtype());
+    bool fresh = false;
+    grad_for_write(id, fresh);
     g.zero();
-    grad_live_[size_t(id)] = 1;
   }
   return g;
 }
@@ -197,12 +197,36 @@ Tensor& Tape::grad(NodeId id) {
 Tensor& Tape::grad_for_write(NodeId id, bool& overwrite) {
   Tensor& g = grads_[size_t(id)];
   overwrite = !grad_live_[size_t(id)];
-  if (overwrite) {
+  if (overwrite && !grad_in_input(id)) {
     const Tensor& v = values_[size_t(id)];
     g.reshape_reuse(v.shape(), v.dtype());
     grad_live_[size_t(id)] = 1;
   }
   return g;
+}
+
+bool Tape::grad_in_input(NodeId id) {
+  // A view's gradient is the leading part of its input's, when that has none yet: the view's
+  // backward then has nothing to copy. Its input's other elements start at zero.
+  if (!move_grads_ || !nodes_[size_t(id)].view) return false;
+  const NodeId in = input_id(id, 0);
+  if (grad_live_[size_t(in)] || !nodes_[size_t(in)].requires_grad) return false;
+  bool fresh = false;
+  Tensor& gin = grad_for_write(in, fresh);  // in may be a view too
+  const Tensor& v = values_[size_t(id)];
+  MG_DISPATCH(gin.dtype(), T,
+              { std::fill(gin.data<T>() + v.numel(), gin.data<T>() + gin.numel(), T(0)); });
+  Tensor& g = grads_[size_t(id)];
+  if (g.defined() && g.storage_users() == 1) grad_spare_[size_t(id)] = std::move(g);
+  g = gin.leading(v.shape());
+  grad_live_[size_t(id)] = 1;
+  aliased_grads_.push_back(id);
+  return true;
+}
+
+bool Tape::grad_is_in_input(NodeId id) const {
+  const NodeId in = input_id(id, 0);
+  return grad_live_[size_t(in)] && grads_[size_t(id)].raw() == grads_[size_t(in)].raw();
 }
 
 void Tape::check_value(NodeId id) const {

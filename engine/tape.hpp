@@ -117,8 +117,12 @@ class Tape {
   // or adds.
   bool move_grad(NodeId id, NodeId in);
   bool can_move_grad(NodeId id, NodeId in) const;
-  // Lets backward passes move gradient buffers (move_grad): only the leaves' and parameters'
-  // gradients are kept, not every intermediate node's (training; not for inspecting a tape).
+  // Whether view node id's gradient already is the leading part of its input's (with moving on, a
+  // view's gradient is made that way when its input has none yet): its backward then does nothing.
+  bool grad_is_in_input(NodeId id) const;
+  // Lets backward passes move gradient buffers (move_grad) and write a view's gradient straight
+  // into its input's (grad_is_in_input): only the leaves' and parameters' gradients are kept, not
+  // every intermediate node's (training; not for inspecting a tape).
   void set_move_grads(bool on) { move_grads_ = on; }
 
   // Runs backward from a scalar (numel 1) loss with d(loss) = 1.
@@ -176,7 +180,8 @@ class Tape {
   Var add_leaf(const Tensor& value, bool requires_grad, Parameter* param);
   void ensure_slot(NodeId id);  // grows the slot arrays to hold node id (first steps only)
   void run_backward(NodeId from, bool flush_params);
-  void end_forward_interval();  // profiling: charges the time since the last record to its op
+  bool grad_in_input(NodeId id);  // makes view id's gradient a part of its input's, if it can
+  void end_forward_interval();    // profiling: charges the time since the last record to its op
 
   std::vector<Node> nodes_;
   std::vector<NodeId> inputs_;  // input pool: node k's inputs are a slice of it

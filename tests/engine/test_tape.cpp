@@ -151,9 +151,10 @@ TEST_CASE("in-place parameter gradients: the flushed sums, the slots given back,
   CHECK(heap_allocations() - before == 0);
 }
 
-TEST_CASE("moving gradients (add, reshape) and reshape views: the same gradients, no allocation") {
-  // x -> reshape -> add with a reshaped parameter -> tanh -> add to itself via another path; the
-  // leaves' and the parameter's gradients with and without moving, over steps that reuse slots.
+TEST_CASE("moving gradients (add, reshape) and views (reshape, leading rows): same gradients") {
+  // x -> reshape -> add with a reshaped parameter -> tanh -> add to itself via other paths; the
+  // leaves' and the parameter's gradients with and without moving, over steps that reuse slots,
+  // and no allocation in steady state.
   ParameterSet params(DType::f64);
   Parameter& w = params.add("w", Shape{6});
   for (int64_t i = 0; i < 6; ++i) w.value.set(i, 0.3 * double(i) - 0.7);
@@ -166,6 +167,10 @@ TEST_CASE("moving gradients (add, reshape) and reshape views: the same gradients
     Var b = tanh(a);
     Var ba = add(b, a);
     Var y = add(ba, reshape(mul(x, x), Shape{3, 2}));  // a reaches y two ways
+    // ... and a third, through a view of its leading rows (and a copy of the last one, made
+    // first, so that the view's gradient is made before a has one: it is then a's).
+    Var last = slice(a, 0, 2, 1);
+    y = add(y, concat({tanh(slice(a, 0, 0, 2)), last}, 0));
     tape.backward(y, up);
     if (x_grad) *x_grad = x.grad().to_vector();
     return tape.has_grad(ba.id);  // false once its gradient moved on to b
