@@ -373,19 +373,19 @@ LstmState TokenLstm::step(Tape& tape, Var ids, Var rest, const LstmState& prev) 
   return cell_.step_split(tape, split_, embed_.lookup(table_, ids), rest, prev);
 }
 
-LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmState state,
+LstmState run_lstm(Tape& tape, const TokenLstm& lstm, Var ids, Var mask, LstmState state,
                    double clip, bool pack, std::vector<Var>* outputs) {
-  const int64_t B = emb.dim(0), T = emb.dim(1), G = 4 * cell.hidden();
-  Var xw;  // [B,T,4H], computed once a step needs it
+  MG_CHECK(ids.defined() && ids.shape().rank == 2, "run_lstm: ids must be [B, T], got ",
+           ids.defined() ? ids.shape().str() : std::string("undefined"));
+  const int64_t T = ids.dim(1);
+  auto ids_at = [&](int64_t t) { return slice(ids, 1, t, 1); };  // [B, 1]
   if (pack && !outputs && T > 0 && RetiringRows::prefix_events(mask.value())) {
     // Only the final state is wanted: keep just the rows that still step.
     RetiringRows rows(mask, 2);
     const std::array<Var*, 2> fields = state_fields(state);
     for (int64_t t = 0; t < T; ++t) {
       if (rows.begin_step(t, fields) == 0) break;
-      if (!xw.defined()) xw = cell.project_inputs(emb);
-      const Var xt = rows.take(reshape(slice(xw, 1, t, 1), Shape{B, G}));
-      state = clip_state(cell.step_projected(tape, xt, state), clip);
+      state = clip_state(lstm.step(tape, rows.take(ids_at(t)), Var{}, state), clip);
     }
     rows.finish(fields);
     return state;
@@ -393,13 +393,11 @@ LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmStat
   for (int64_t t = 0; t < T; ++t) {
     const StepMask m(mask, t);
     if (m.any()) {
-      if (!xw.defined()) xw = cell.project_inputs(emb);
-      Var xt = reshape(slice(xw, 1, t, 1), Shape{B, G});
       if (pack) {
-        const LstmState next = cell.step_projected(tape, m.take(xt), m.take(state));
+        const LstmState next = lstm.step(tape, m.take(ids_at(t)), Var{}, m.take(state));
         state = m.put(state, clip_state(next, clip));
       } else {
-        state = m.blend(clip_state(cell.step_projected(tape, xt, state), clip), state);
+        state = m.blend(clip_state(lstm.step(tape, ids_at(t), Var{}, state), clip), state);
       }
     }
     if (outputs) outputs->push_back(state.h);

@@ -212,13 +212,13 @@ class TokenLstm {
   Var table_;  // [V, 4H]
 };
 
-// Runs `cell` over one view: emb [B, T, E], mask [B, T]. A sample without an event at step t keeps
-// its state; a step no sample has is skipped. With `pack` a step computes the rows of the samples
-// with an event only (RetiringRows when the mask is a padded batch's and no `outputs` are wanted,
-// else StepMask's packing), else every row, blended. The input projection of all T
-// steps is one GEMM (project_inputs). With `outputs`, appends the state's h after every step
-// (all B rows), T entries.
-LstmState run_lstm(Tape& tape, const LstmCell& cell, Var emb, Var mask, LstmState state,
+// Runs an LSTM over one view of tokens: lstm's embedding and cell, ids [B, T], mask [B, T]. A
+// sample without an event at step t keeps its state; a step no sample has is skipped. With `pack`
+// a step computes the rows of the samples with an event only (RetiringRows when the mask is a
+// padded batch's and no `outputs` are wanted, else StepMask's packing), else every row, blended.
+// The input projection of every token is a lookup in lstm's projected table. With `outputs`,
+// appends the state's h after every step (all B rows), T entries.
+LstmState run_lstm(Tape& tape, const TokenLstm& lstm, Var ids, Var mask, LstmState state,
                    double clip, bool pack, std::vector<Var>* outputs = nullptr);
 
 // ------------------------------------------------------------------------------ reading memories

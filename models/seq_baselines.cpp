@@ -131,14 +131,13 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   const int64_t B = views.batch;
   const DType dtype = views.x[0].dtype();
   const bool pack = pack_rows_ && !opts.trace;
-  Var emb[2];
-  for (int i = 0; i < 2; ++i) emb[i] = embed_[size_t(i)](tape, views.x[i]);  // [B, L_i, E]
 
-  if (kind_ == SeqBaseline::view_concat_lstm) {
+  if (kind_ == SeqBaseline::view_concat_lstm) {  // one LSTM reads view 1's tokens, then view 2's
     const LstmCell& cell = cell_.front();
     LstmState s = cell.zero_state(tape, B, dtype);
     for (int i = 0; i < 2; ++i)
-      s = layers::run_lstm(tape, cell, emb[i], views.mask[i], s, 0.0, pack);
+      s = layers::run_lstm(tape, layers::TokenLstm(tape, embed_[size_t(i)], cell), views.x[i],
+                           views.mask[i], s, 0.0, pack);
     return decoder_.run(tape, batch, opts, name(), s, Var{}, nullptr);
   }
 
@@ -151,9 +150,9 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   for (int i = 0; i < 2; ++i) {
     outputs[size_t(i)]->clear();
     const LstmCell& cell = cell_[size_t(i)];
-    final_state[i] =
-        layers::run_lstm(tape, cell, emb[i], views.mask[i], cell.zero_state(tape, B, dtype), 0.0,
-                         pack, attend ? outputs[size_t(i)] : nullptr);
+    final_state[i] = layers::run_lstm(tape, layers::TokenLstm(tape, embed_[size_t(i)], cell),
+                                      views.x[i], views.mask[i], cell.zero_state(tape, B, dtype),
+                                      0.0, pack, attend ? outputs[size_t(i)] : nullptr);
   }
   const LstmState h0 = layers::concat_states(final_state[0], final_state[1]);
   if (!attend) return decoder_.run(tape, batch, opts, name(), h0, Var{}, nullptr);
