@@ -209,6 +209,21 @@ bool RetiringRows::prefix_events(const Tensor& mask) {
   return true;
 }
 
+bool longest_first(std::span<const int64_t> lengths, std::vector<int64_t>& order) {
+  // An insertion sort: stable, no allocation once order has its capacity, and n is a batch size.
+  order.clear();
+  bool moved = false;
+  for (int64_t b = 0; b < int64_t(lengths.size()); ++b) {
+    order.push_back(b);
+    for (size_t p = order.size() - 1; p > 0 && lengths[size_t(order[p - 1])] < lengths[size_t(b)];
+         --p) {
+      std::swap(order[p], order[p - 1]);
+      moved = true;
+    }
+  }
+  return moved;
+}
+
 RetiringRows::RetiringRows(Var mask, int slot) : mask_(mask), batch_(mask.dim(0)) {
   static const char kKeys[4][5] = {};
   MG_CHECK(slot >= 0 && slot < 4, "RetiringRows: slot ", slot, " must be 0-3");
@@ -220,8 +235,7 @@ RetiringRows::RetiringRows(Var mask, int slot) : mask_(mask), batch_(mask.dim(0)
   scratch_ = &tape.index_scratch(&kKeys[slot][2]);
   pieces_ = &tape.var_scratch(&kKeys[slot][3]);
   joined_ = &tape.var_scratch(&kKeys[slot][4]);
-  // Each row's view length (its events are a prefix), then the rows longest first, ties in batch
-  // order (an insertion sort: no allocation, and B is a batch size).
+  // Each row's view length (its events are a prefix), then the rows longest first.
   const Tensor& m = mask.value();
   const int64_t T = m.dim(1);
   std::vector<int64_t>&order = *order_, &len = *scratch_;
@@ -231,15 +245,9 @@ RetiringRows::RetiringRows(Var mask, int slot) : mask_(mask), batch_(mask.dim(0)
     while (l < T && m.at(b * T + l) != 0) ++l;
     len.push_back(l);
   }
-  order.clear();
-  for (int64_t b = 0; b < batch_; ++b) {
-    order.push_back(b);
-    for (size_t p = order.size() - 1; p > 0 && len[size_t(order[p - 1])] < len[size_t(b)]; --p)
-      std::swap(order[p], order[p - 1]);
-  }
+  sorted_ = longest_first(len, order);
   lengths_->clear();
   for (int64_t b : order) lengths_->push_back(len[size_t(b)]);
-  for (int64_t p = 0; p < batch_; ++p) sorted_ = sorted_ || order[size_t(p)] != p;
   rows_ = batch_;
   pieces_->clear();
 }
@@ -615,14 +623,9 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   LstmState state = init;
   Var context = context0;
   if (pack) {
-    // The samples longest first (ties in batch order; an insertion sort allocates nothing), so
-    // that those still decoding at any step are the leading rows: dropping the others is a view.
-    for (size_t p = 1; p < live.size(); ++p)
-      for (size_t q = p; q > 0 && lengths[size_t(live[q - 1])] < lengths[size_t(live[q])]; --q)
-        std::swap(live[q], live[q - 1]);
-    bool reordered = false;
-    for (int64_t j = 0; j < B; ++j) reordered = reordered || live[size_t(j)] != j;
-    if (reordered) {
+    // The samples longest first, so that those still decoding at any step are the leading rows:
+    // dropping the others is a view.
+    if (longest_first(lengths, live)) {
       Var order = index_leaf(tape, live, dtype);
       state = {gather_rows(state.h, order), gather_rows(state.c, order)};
       if (reader) {

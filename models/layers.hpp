@@ -138,6 +138,11 @@ class StepMask {
   mutable Var rows_;
 };
 
+// order = the rows 0..n-1 of `lengths` longest first, ties in row order; returns whether that
+// differs from 0..n-1. Packing keeps its rows in this order, so that the rows still stepping are
+// always the leading ones.
+bool longest_first(std::span<const int64_t> lengths, std::vector<int64_t>& order);
+
 // Packing for views whose events are a prefix of each sample's steps (a padded batch: a sample
 // whose view has ended never steps again). StepMask::put writes the n stepped rows back into the
 // whole [B, ...] state at every step; here the state stays compact instead: it holds only the rows
