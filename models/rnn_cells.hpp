@@ -5,7 +5,9 @@
 //   - parameters live in a ParameterSet under a name prefix, e.g. "enc1.lstm.W_x";
 //   - one matmul per step computes every gate of the whole batch from the hidden state; the input
 //     projection is a second one, or none at all when the inputs were projected for all time steps
-//     up front with project_inputs() (one [B*T, in] x [in, G*H] GEMM, then step_projected()).
+//     up front with project_inputs() (one [B*T, in] x [in, G*H] GEMM, then step_projected()), or
+//     only the part of the input that the steps produce when the rest is known up front
+//     (LstmCell::SplitInput; layers::TokenLstm projects an embedding table that way).
 //   - weights are initialised Glorot-uniform over the fused [in + H, G*H] matrix (G gates), the
 //     limit TensorFlow's LSTMCell/GRUCell use, with input and hidden blocks drawn from one rng.
 #pragma once
