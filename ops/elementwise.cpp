@@ -248,6 +248,7 @@ struct SoftplusRule {
   template <class T> static T f(T x, double, double) {
     return std::max(x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
   }
+  static vec::f32v fv(vec::f32v x) { return vec::softplus(x); }  // float32, vec::kLanes at once
   template <class T> static T df(T x, T, double, double) { return SigmoidRule::f(x, 0, 0); }
 };
 struct ClampRule {

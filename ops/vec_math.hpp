@@ -72,6 +72,24 @@ inline f32v tanh(f32v x) {
   return ax < 0.625f ? small : large;
 }
 
+// log(1 + e^x), without overflow: max(x, 0) + log1p(u) with u = e^-|x| in (0, 1], and
+// log1p(u) = 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...) with s = u / (2 + u) in (0, 1/3]: eight
+// terms reach float precision, and relative precision holds for tiny u (x far below 0), where
+// log(1 + u) from a rounded 1 + u would not.
+inline f32v softplus(f32v x) {
+  const f32v u = exp_clamped(-abs(x));
+  const f32v s = u / (2.0f + u), z = s * s;
+  f32v p = splat(1.0f / 15);
+  p = p * z + 1.0f / 13;
+  p = p * z + 1.0f / 11;
+  p = p * z + 1.0f / 9;
+  p = p * z + 1.0f / 7;
+  p = p * z + 1.0f / 5;
+  p = p * z + 1.0f / 3;
+  const f32v log1p_u = 2.0f * (p * z * s + s);
+  return (x > 0.0f ? x : splat(0.0f)) + log1p_u;
+}
+
 // y[i] = f(x[i]) for i in [0, n), kLanes at a time; the last partial group goes through a
 // zero-padded copy. x and y may be the same array.
 template <class F>

@@ -170,18 +170,33 @@ TEST_CASE("vec_math: float32 exp, sigmoid and tanh within a few ulp of libm") {
   CHECK(vec::one(0.0f, sig4) == 0.5f);
 }
 
-TEST_CASE("sigmoid and tanh ops in float32: every length (SIMD groups and the tail) agree") {
+TEST_CASE("vec_math: float32 softplus within a few ulp of libm, also far below 0") {
+  const auto sp = [](vec::f32v v) { return vec::softplus(v); };
+  double worst = 0;
+  for (double x = -80; x < 80; x += 0.00371) {
+    const float f = float(x);
+    const double xf = f, want = std::max(xf, 0.0) + std::log1p(std::exp(-std::fabs(xf)));
+    worst = std::max(worst, std::fabs(vec::one(f, sp) - want) / want);
+  }
+  CHECK(worst < 4 * 5.96e-8);
+  CHECK(vec::one(0.0f, sp) == doctest::Approx(std::log(2.0)).epsilon(1e-7));
+  CHECK(vec::one(1e9f, sp) == 1e9f);
+  CHECK(vec::one(-1e9f, sp) >= 0.0f);
+}
+
+TEST_CASE("sigmoid, tanh and softplus ops in float32: every length (SIMD groups, tail) agree") {
   for (int64_t n : {1, 3, 4, 5, 8, 9, 13, 16, 17}) {
     CAPTURE(n);
     Tensor t = Tensor::zeros(Shape{n}, DType::f32);
     for (int64_t i = 0; i < n; ++i) t.set(i, -3.0 + 0.7 * double(i));
     Tape tape;
     Var x = tape.input(t);
-    Var s = sigmoid(x), h = tanh(x);
+    Var s = sigmoid(x), h = tanh(x), p = softplus(x);
     for (int64_t i = 0; i < n; ++i) {
       const double v = t.at(i);
       CHECK(s.value().at(i) == doctest::Approx(1 / (1 + std::exp(-v))).epsilon(1e-6));
       CHECK(h.value().at(i) == doctest::Approx(std::tanh(v)).epsilon(1e-6));
+      CHECK(p.value().at(i) == doctest::Approx(std::log1p(std::exp(v))).epsilon(1e-6));
     }
   }
 }
