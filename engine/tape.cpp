@@ -264,6 +264,11 @@ void Tape::end_forward_interval() {
 }
 
 void Tape::run_backward(NodeId from, bool flush_params) {
+  // Moved gradients are views of buffers a second pass would add into again: one pass per step.
+  MG_CHECK(!move_grads_ || !backward_done_,
+           "backward: this tape moves gradients (set_move_grads), so it runs one backward per "
+           "step; call reset() before the next");
+  backward_done_ = true;
   params_flushed_ = false;
   if (profile_) end_forward_interval();
   for (NodeId id = from; id >= 0; --id) {
@@ -318,6 +323,7 @@ void Tape::reset() {
   // Likewise Parameter::grad, which in-place leaves held; their slots get their own buffers back.
   for (NodeId id : aliased_grads_) grads_[size_t(id)] = std::move(grad_spare_[size_t(id)]);
   aliased_grads_.clear();
+  backward_done_ = false;
   nodes_.clear();
   inputs_.clear();
   param_leaves_.clear();

@@ -122,7 +122,8 @@ class Tape {
   bool grad_is_in_input(NodeId id) const;
   // Lets backward passes move gradient buffers (move_grad) and write a view's gradient straight
   // into its input's (grad_is_in_input): only the leaves' and parameters' gradients are kept, not
-  // every intermediate node's (training; not for inspecting a tape).
+  // every intermediate node's (training; not for inspecting a tape), and a second backward before
+  // reset() is refused.
   void set_move_grads(bool on) { move_grads_ = on; }
 
   // Runs backward from a scalar (numel 1) loss with d(loss) = 1.
@@ -200,6 +201,7 @@ class Tape {
   bool params_flushed_ = false;
   bool param_grads_in_place_ = false;
   bool move_grads_ = false;
+  bool backward_done_ = false;  // a backward ran since the last reset()
   // Slots whose gradient is another's buffer for this pass (in-place parameter leaves, moved
   // gradients); reset() gives them their own buffers back from grad_spare_.
   std::vector<NodeId> aliased_grads_;

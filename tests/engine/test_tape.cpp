@@ -191,6 +191,17 @@ TEST_CASE("moving gradients (add, reshape) and views (reshape, leading rows): sa
   const uint64_t before = heap_allocations();
   for (int i = 0; i < 5; ++i) step(tape, nullptr);
   CHECK(heap_allocations() - before == 0);
+  // A second backward on a moving tape before reset() is refused (it would add into moved
+  // buffers again).
+  {
+    Tape once;
+    once.set_move_grads(true);
+    Var v = once.input(data, true);
+    Var out = sum(add(v, v));
+    once.backward(out);
+    CHECK_THROWS_WITH_AS(once.backward(out), doctest::Contains("call reset() before the next"),
+                         Error);
+  }
   // Without moving (the default) every node keeps its gradient: an intermediate one is readable.
   Tape keep;
   Var x = keep.input(data, true);
