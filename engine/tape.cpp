@@ -56,12 +56,7 @@ Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
     MG_CHECK(param->grad.shape() == value.shape() && param->grad.dtype() == value.dtype(),
              "parameter '", param->name, "': gradient buffer of shape ", param->grad.shape(),
              " does not match its value's ", value.shape());
-    // Live from the start, so that every contribution adds to what Parameter::grad holds.
-    Tensor& g = grads_[size_t(id)];
-    if (g.defined() && g.storage_users() == 1) grad_spare_[size_t(id)] = std::move(g);
-    g = param->grad;
-    grad_live_[size_t(id)] = 1;
-    aliased_grads_.push_back(id);
+    alias_grad(id, param->grad);
   }
   if (detect_anomaly_) check_value(id);
   return Var{this, id};
@@ -103,8 +98,7 @@ bool Tape::is_zero_constant(NodeId id) const {
   return zero;
 }
 
-Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<const Var> inputs,
-                 BackwardFn backward) {
+NodeId Tape::append(const OpDef& op, std::span<const Var> inputs, BackwardFn backward, bool view) {
   const NodeId id = NodeId(nodes_.size());
   if (profile_) {
     end_forward_interval();
@@ -124,38 +118,36 @@ Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<con
   if (detect_anomaly_ && id > 0) check_value(id - 1);
   n.requires_grad = needs && grad_enabled_ && backward != nullptr;
   n.backward = n.requires_grad ? backward : nullptr;
+  n.view = view;
   nodes_.push_back(n);
   ensure_slot(id);
+  grad_live_[size_t(id)] = 0;
+  return id;
+}
+
+Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<const Var> inputs,
+                 BackwardFn backward) {
+  const NodeId id = append(op, inputs, backward, false);
   Tensor& slot = values_[size_t(id)];
   if (!slot.defined() && spare_[size_t(id)].defined()) slot = std::move(spare_[size_t(id)]);
   slot.reshape_reuse(shape, dtype);
-  grad_live_[size_t(id)] = 0;
   return Var{this, id};
 }
 
 Var Tape::record_view(const OpDef& op, Var x, const Shape& shape, BackwardFn backward) {
-  MG_CHECK(x.tape == this, op.name, ": input comes from another tape (or is undefined)");
-  const NodeId id = NodeId(nodes_.size());
-  if (profile_) {
-    end_forward_interval();
-    profiled_op_ = &op;
-  }
-  if (detect_anomaly_ && id > 0) check_value(id - 1);
-  Node n;
-  n.op = &op;
-  n.inputs_begin = int32_t(inputs_.size());
-  n.num_inputs = 1;
-  inputs_.push_back(x.id);
-  n.requires_grad = nodes_[size_t(x.id)].requires_grad && grad_enabled_ && backward != nullptr;
-  n.backward = n.requires_grad ? backward : nullptr;
-  n.view = true;
-  nodes_.push_back(n);
-  ensure_slot(id);
+  const NodeId id = append(op, std::span<const Var>(&x, 1), backward, true);
   Tensor& slot = values_[size_t(id)];
   if (slot.defined() && slot.storage_users() == 1) spare_[size_t(id)] = std::move(slot);
   slot = values_[size_t(x.id)].leading(shape);
-  grad_live_[size_t(id)] = 0;
   return Var{this, id};
+}
+
+void Tape::alias_grad(NodeId id, const Tensor& shared) {
+  Tensor& g = grads_[size_t(id)];
+  if (g.defined() && g.storage_users() == 1) grad_spare_[size_t(id)] = std::move(g);
+  g = shared;
+  grad_live_[size_t(id)] = 1;  // live from the start: contributions add to what it holds
+  aliased_grads_.push_back(id);
 }
 
 bool Tape::can_move_grad(NodeId id, NodeId in) const {
@@ -168,15 +160,27 @@ bool Tape::can_move_grad(NodeId id, NodeId in) const {
 
 bool Tape::move_grad(NodeId id, NodeId in) {
   if (!can_move_grad(id, in)) return false;
-  // in's gradient becomes a view of id's buffer (whose backward is done with it); in's own buffer
-  // waits in grad_spare_ until reset(), so that every slot keeps its own buffer from step to step.
-  Tensor& gin = grads_[size_t(in)];
-  if (gin.defined() && gin.storage_users() == 1) grad_spare_[size_t(in)] = std::move(gin);
-  gin = grads_[size_t(id)].view(values_[size_t(in)].shape());
-  grad_live_[size_t(in)] = 1;
+  // in's gradient becomes a view of id's buffer (whose backward is done with it).
+  alias_grad(in, grads_[size_t(id)].view(values_[size_t(in)].shape()));
   grad_live_[size_t(id)] = 0;  // id's gradient is gone: in's accumulates into its buffer
-  aliased_grads_.push_back(in);
   return true;
+}
+
+void Tape::pass_grad(NodeId id, NodeId in, bool may_move) {
+  if (may_move && move_grad(id, in)) return;
+  const Tensor& g = grads_[size_t(id)];
+  MG_CHECK(g.numel() == values_[size_t(in)].numel(), "pass_grad: node ", id, "'s gradient has ",
+           g.numel(), " elements, input ", in, " has ", values_[size_t(in)].numel());
+  bool overwrite = false;
+  Tensor& gin = grad_for_write(in, overwrite);
+  MG_DISPATCH(g.dtype(), T, {
+    const T* src = g.data<T>();
+    T* dst = gin.data<T>();
+    if (overwrite)
+      std::copy_n(src, g.numel(), dst);
+    else
+      for (int64_t i = 0; i < g.numel(); ++i) dst[i] += src[i];
+  });
 }
 
 Tensor& Tape::make_saved(NodeId id, const Shape& shape, DType dtype) {
@@ -216,11 +220,7 @@ bool Tape::grad_in_input(NodeId id) {
   const Tensor& v = values_[size_t(id)];
   MG_DISPATCH(gin.dtype(), T,
               { std::fill(gin.data<T>() + v.numel(), gin.data<T>() + gin.numel(), T(0)); });
-  Tensor& g = grads_[size_t(id)];
-  if (g.defined() && g.storage_users() == 1) grad_spare_[size_t(id)] = std::move(g);
-  g = gin.leading(v.shape());
-  grad_live_[size_t(id)] = 1;
-  aliased_grads_.push_back(id);
+  alias_grad(id, gin.leading(v.shape()));
   return true;
 }
 
@@ -274,6 +274,7 @@ void Tape::run_backward(NodeId from, bool flush_params) {
   for (NodeId id = from; id >= 0; --id) {
     const Node& n = nodes_[size_t(id)];
     if (!n.backward || !grad_live_[size_t(id)]) continue;
+    if (n.view && grad_is_in_input(id)) continue;  // its gradient is already its input's
     if (profile_) {
       const auto t0 = OpProfile::Clock::now();
       n.backward(*this, id);

@@ -117,11 +117,12 @@ class Tape {
   // or adds.
   bool move_grad(NodeId id, NodeId in);
   bool can_move_grad(NodeId id, NodeId in) const;
-  // Whether view node id's gradient already is the leading part of its input's (with moving on, a
-  // view's gradient is made that way when its input has none yet): its backward then does nothing.
-  bool grad_is_in_input(NodeId id) const;
+  // For a backward whose input `in` gets exactly node id's gradient (same number of elements):
+  // moved when it can (and may_move), else copied on in's first contribution and added after.
+  void pass_grad(NodeId id, NodeId in, bool may_move = true);
   // Lets backward passes move gradient buffers (move_grad) and write a view's gradient straight
-  // into its input's (grad_is_in_input): only the leaves' and parameters' gradients are kept, not
+  // into its input's (then the view's backward is skipped): only the leaves' and parameters'
+  // gradients are kept, not
   // every intermediate node's (training; not for inspecting a tape), and a second backward before
   // reset() is refused.
   void set_move_grads(bool on) { move_grads_ = on; }
@@ -181,8 +182,16 @@ class Tape {
   Var add_leaf(const Tensor& value, bool requires_grad, Parameter* param);
   void ensure_slot(NodeId id);  // grows the slot arrays to hold node id (first steps only)
   void run_backward(NodeId from, bool flush_params);
+  // The node set-up record() and record_view() share: appends node and slot, returns its id.
+  NodeId append(const OpDef& op, std::span<const Var> inputs, BackwardFn backward, bool view);
+  // Makes `shared` (a Parameter::grad, or a part of another node's gradient) id's live gradient
+  // for this pass; id's own buffer waits in grad_spare_ until reset().
+  void alias_grad(NodeId id, const Tensor& shared);
   bool grad_in_input(NodeId id);  // makes view id's gradient a part of its input's, if it can
-  void end_forward_interval();    // profiling: charges the time since the last record to its op
+  // Whether view id's gradient already is the leading part of its input's (grad_in_input made it
+  // so): run_backward then skips its backward.
+  bool grad_is_in_input(NodeId id) const;
+  void end_forward_interval();  // profiling: charges the time since the last record to its op
 
   std::vector<Node> nodes_;
   std::vector<NodeId> inputs_;  // input pool: node k's inputs are a slice of it

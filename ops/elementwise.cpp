@@ -128,15 +128,7 @@ void binary_backward(Tape& tape, NodeId id) {
       // the other has its copy.
       const NodeId mover = tape.requires_grad(ia) ? ia : ib, other = mover == ia ? ib : ia;
       if (plan.same && tape.can_move_grad(id, mover)) {
-        if (tape.requires_grad(other)) {
-          bool over = false;
-          T* go = tape.grad_for_write(other, over).data<T>();
-          const int64_t n = z.numel();
-          if (over)
-            std::copy_n(g, n, go);
-          else
-            for (int64_t k = 0; k < n; ++k) go[k] += g[k];
-        }
+        if (tape.requires_grad(other)) tape.pass_grad(id, other, /*may_move=*/false);
         tape.move_grad(id, mover);
         return;
       }
@@ -277,9 +269,11 @@ template <class Rule>
 void unary_backward(Tape& tape, NodeId id) {
   const NodeId ix = tape.input_id(id, 0);
   if (!tape.requires_grad(ix)) return;
-  // x + c passes g on unchanged: x may take g's buffer itself (Tape::move_grad).
-  if constexpr (std::is_same_v<Rule, AddScalarRule>)
-    if (tape.move_grad(id, ix)) return;
+  // x + c passes g on unchanged (moved or copied: Tape::pass_grad).
+  if constexpr (std::is_same_v<Rule, AddScalarRule>) {
+    tape.pass_grad(id, ix);
+    return;
+  }
   const Node& n = tape.node(id);
   const Tensor &x = tape.value(ix), &y = tape.value(id);
   MG_DISPATCH(y.dtype(), T, {

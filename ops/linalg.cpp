@@ -69,28 +69,24 @@ void matmul_backward(Tape& tape, NodeId id) {
 }
 
 // c + a b: inputs {c, a, b}; c is [rows, m] (the output's shape) or [m] (a bias). The product's
-// part first: a c of the output's shape may then take g's buffer itself (Tape::move_grad).
+// part first: a c of the output's shape may then take g's buffer itself (Tape::pass_grad).
 void addmm_backward(Tape& tape, NodeId id) {
   product_backward(tape, id, tape.input_id(id, 1), tape.input_id(id, 2));
   const NodeId ic = tape.input_id(id, 0);
   if (!tape.requires_grad(ic)) return;
   const Tensor& out = tape.value(id);
   const int64_t m = out.dim(-1), rows = out.numel() / m;
-  const bool bias = tape.value(ic).numel() == m && rows > 1;
-  if (!bias && tape.move_grad(id, ic)) return;
-  MG_DISPATCH(out.dtype(), T, {
+  if (tape.value(ic).numel() != m || rows == 1) {  // c has the output's elements: g itself
+    tape.pass_grad(id, ic);
+    return;
+  }
+  MG_DISPATCH(out.dtype(), T, {  // a bias: the column sums of g
     const T* g = tape.grad(id).data<T>();
     bool overwrite = false;
     T* gc = tape.grad_for_write(ic, overwrite).data<T>();
-    if (tape.value(ic).numel() == m) {  // a bias: the column sums of g
-      if (overwrite) std::fill_n(gc, m, T(0));
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < m; ++j) gc[j] += g[r * m + j];
-    } else if (overwrite) {
-      std::copy_n(g, rows * m, gc);
-    } else {
-      for (int64_t i = 0; i < rows * m; ++i) gc[i] += g[i];
-    }
+    if (overwrite) std::fill_n(gc, m, T(0));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < m; ++j) gc[j] += g[r * m + j];
   });
 }
 

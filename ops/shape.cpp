@@ -66,17 +66,7 @@ void check_same_tape_dtype(const char* op, Var a, Var b, const char* a_name, con
 // ---------------------------------------------------------------- reshape: a copy
 void reshape_backward(Tape& tape, NodeId id) {
   const NodeId ix = tape.input_id(id, 0);
-  if (!tape.requires_grad(ix) || tape.grad_is_in_input(id) || tape.move_grad(id, ix)) return;
-  MG_DISPATCH(tape.value(id).dtype(), T, {
-    const T* g = tape.grad(id).data<T>();
-    bool overwrite = false;  // the first contribution is a plain copy
-    T* gx = tape.grad_for_write(ix, overwrite).data<T>();
-    const int64_t n = tape.value(id).numel();
-    if (overwrite)
-      std::memcpy(gx, g, size_t(n) * sizeof(T));
-    else
-      for (int64_t i = 0; i < n; ++i) gx[i] += g[i];
-  });
+  if (tape.requires_grad(ix)) tape.pass_grad(id, ix);
 }
 
 // ---------------------------------------------------------------- transpose of the last two dims
@@ -130,7 +120,7 @@ void concat_backward(Tape& tape, NodeId id) {
 // ---------------------------------------------------------------- slice: ints = {axis, start}
 void slice_backward(Tape& tape, NodeId id) {
   const NodeId ix = tape.input_id(id, 0);
-  if (!tape.requires_grad(ix) || tape.grad_is_in_input(id)) return;
+  if (!tape.requires_grad(ix)) return;
   const int ax = int(tape.node(id).ints[0]);
   const int64_t start = tape.node(id).ints[1];
   const Shape& s = tape.value(ix).shape();
