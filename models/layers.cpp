@@ -382,7 +382,7 @@ LstmState TokenLstm::step(Tape& tape, Var ids, Var rest, const LstmState& prev) 
 }
 
 LstmState run_lstm(Tape& tape, const TokenLstm& lstm, Var ids, Var mask, LstmState state,
-                   double clip, bool pack, std::vector<Var>* outputs) {
+                   double clip, bool pack, std::vector<Var>* outputs, bool output_cells) {
   MG_CHECK(ids.defined() && ids.shape().rank == 2, "run_lstm: ids must be [B, T], got ",
            ids.defined() ? ids.shape().str() : std::string("undefined"));
   const int64_t T = ids.dim(1);
@@ -408,7 +408,7 @@ LstmState run_lstm(Tape& tape, const TokenLstm& lstm, Var ids, Var mask, LstmSta
         state = m.blend(clip_state(lstm.step(tape, ids_at(t), Var{}, state), clip), state);
       }
     }
-    if (outputs) outputs->push_back(state.h);
+    if (outputs) outputs->push_back(output_cells ? state.c : state.h);
   }
   return state;
 }

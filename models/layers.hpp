@@ -222,9 +222,11 @@ class TokenLstm {
 // a step computes the rows of the samples with an event only (RetiringRows when the mask is a
 // padded batch's and no `outputs` are wanted, else StepMask's packing), else every row, blended.
 // The input projection of every token is a lookup in lstm's projected table. With `outputs`,
-// appends the state's h after every step (all B rows), T entries.
+// appends the state's h (its cell state c with `output_cells`) after every step (all B rows), T
+// entries.
 LstmState run_lstm(Tape& tape, const TokenLstm& lstm, Var ids, Var mask, LstmState state,
-                   double clip, bool pack, std::vector<Var>* outputs = nullptr);
+                   double clip, bool pack, std::vector<Var>* outputs = nullptr,
+                   bool output_cells = false);
 
 // ------------------------------------------------------------------------------ reading memories
 

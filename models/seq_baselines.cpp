@@ -24,9 +24,10 @@ nlohmann::json defaults(SeqBaseline k) {
                       {"decoder_feedback", true}, {"pack_rows", true}};
   if (k == SeqBaseline::wlas) {
     d["attention_size"] = 128;
-    d["attention_init_range"] = 0.0;  // 0: Glorot; r > 0: uniform(-r, r), the authors' r = 1
-    d["attention_query"] = "hidden";  // or "cell_halves", as the authors' code
-    d["context_in_output"] = true;    // false: as the authors' code
+    d["attention_init_range"] = 0.0;    // 0: Glorot; r > 0: uniform(-r, r), the authors' r = 1
+    d["attention_query"] = "hidden";    // or "cell_halves", as the authors' code
+    d["context_in_output"] = true;      // false: as the authors' code
+    d["attention_memory"] = "outputs";  // or "authors_reshape", as the authors' code
   }
   return d;
 }
@@ -116,6 +117,11 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
              ": config key 'attention_query' must be \"hidden\" or \"cell_halves\", got \"", query,
              "\"");
     query_cell_halves_ = query == "cell_halves";
+    const std::string memory = config_.at("attention_memory").get<std::string>();
+    MG_CHECK(memory == "outputs" || memory == "authors_reshape", model,
+             ": config key 'attention_memory' must be \"outputs\" or \"authors_reshape\", got \"",
+             memory, "\"");
+    authors_memory_ = memory == "authors_reshape";
     const int64_t Q = query_cell_halves_ ? H : 2 * H;
     attention_[0] = layers::Attention(params_, "dec.attention1", H, Q, A, rng, init);
     attention_[1] = layers::Attention(params_, "dec.attention2", H, Q, A, rng, init);
@@ -150,17 +156,25 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   for (int i = 0; i < 2; ++i) {
     outputs[size_t(i)]->clear();
     const LstmCell& cell = cell_[size_t(i)];
-    final_state[i] = layers::run_lstm(tape, layers::TokenLstm(tape, embed_[size_t(i)], cell),
-                                      views.x[i], views.mask[i], cell.zero_state(tape, B, dtype),
-                                      0.0, pack, attend ? outputs[size_t(i)] : nullptr);
+    final_state[i] =
+        layers::run_lstm(tape, layers::TokenLstm(tape, embed_[size_t(i)], cell), views.x[i],
+                         views.mask[i], cell.zero_state(tape, B, dtype), 0.0, pack,
+                         attend ? outputs[size_t(i)] : nullptr, authors_memory_);
   }
   const LstmState h0 = layers::concat_states(final_state[0], final_state[1]);
   if (!attend) return decoder_.run(tape, batch, opts, name(), h0, Var{}, nullptr);
 
   std::array<layers::Attention::Memory, 2> mem;
-  for (int i = 0; i < 2; ++i)
-    mem[size_t(i)] =
-        attention_[size_t(i)].prepare(tape, stack(*outputs[size_t(i)], 1), views.mask[i]);
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<Var>& out = *outputs[size_t(i)];
+    if (authors_memory_) {  // the authors' buffer: time-major cell states read as batch-major
+      const Shape shape{B, int64_t(out.size()), hidden_};
+      mem[size_t(i)] = attention_[size_t(i)].prepare(tape, reshape(stack(out, 0), shape),
+                                                     tape.constant(Shape{B, shape[1]}, dtype, 1.0));
+    } else {
+      mem[size_t(i)] = attention_[size_t(i)].prepare(tape, stack(out, 1), views.mask[i]);
+    }
+  }
   AttentionReader reader(attention_, mem, 2 * hidden_, query_cell_halves_, opts.trace);
   Var context0 = reader.read(tape, h0);
   return decoder_.run(tape, batch, opts, name(), h0, context0, &reader);
@@ -187,6 +201,9 @@ void register_baseline(SeqBaseline k, const char* summary) {
     nlohmann::json c = tiny(k, "sequence-authors-decoder", false);
     c["attention_query"] = "cell_halves";
     c["context_in_output"] = false;
+    checks.push_back(c);
+    c["variant"] = "sequence-authors-wlas";  // and their batch-scrambled attention buffer
+    c["attention_memory"] = "authors_reshape";
     checks.push_back(c);
   }
   register_model(

@@ -26,6 +26,12 @@
 // Two more WLAS keys reproduce the authors' decoder: "attention_query": "cell_halves" (attention k
 // queried with half k of the decoder's cell state c, not with h) and "context_in_output": false
 // (logits = W h_t + b; the context enters the next step's input only).
+// "attention_memory": "authors_reshape" reproduces what the authors' WLAS attends over (their
+// dual_dnc.py `_step_op`): each encoder's cell states c at every step, gathered time-major
+// [T, B, H] and reshaped to [B, T, H] without a transpose, unmasked. Row b of that buffer holds
+// rows b*T .. b*T+T-1 of the time-major stack, i.e. mostly other samples' states: sample b
+// attends over the batch's states, not its own. Ours ("outputs") attends over the sample's own
+// h at each of its events. docs/sum2seq.md measures what the authors' buffer does to WLAS.
 #pragma once
 #include <array>
 #include <nlohmann/json.hpp>
@@ -54,6 +60,7 @@ class SeqBaselineModel : public Model {
   int64_t hidden_ = 0;
   bool pack_rows_ = true;           // config "pack_rows"
   bool query_cell_halves_ = false;  // wlas: config "attention_query"
+  bool authors_memory_ = false;     // wlas: config "attention_memory"
   std::array<layers::Embedding, 2> embed_;
   std::vector<LstmCell> cell_;  // lstm: one encoder; dual-lstm, wlas: two
   std::array<layers::Attention, 2> attention_;

@@ -640,6 +640,37 @@ TEST_CASE("wlas: the authors' decoder queries with cell-state halves and keeps t
                     doctest::Contains("'attention_query' must be \"hidden\" or \"cell_halves\""));
 }
 
+TEST_CASE("wlas: the authors' attention buffer mixes the batch's samples, ours does not") {
+  // attention_memory "authors_reshape": the time-major [T, B, H] stack of cell states read as
+  // [B, T, H], so sample 0's attention buffer holds (t0, s0), (t0, s1), (t0, s2), (t1, s0), ...:
+  // changing sample 1's view changes sample 0's predictions. With "outputs" it cannot.
+  Samples a = samples(), b = samples();
+  b.x1[1] = {5, 5, 10, 2};  // sample 1's view 1 only
+  Batch ba, bb;
+  fill_batch(ba, a, 5, 4, 4);
+  fill_batch(bb, b, 5, 4, 4);
+  nlohmann::json authors_cfg = small_config("wlas");
+  authors_cfg["attention_memory"] = "authors_reshape";
+  auto authors = create_model("wlas", authors_cfg, DType::f64, 5);
+  auto ours = create_model("wlas", small_config("wlas"), DType::f64, 5);
+  auto sample0_change = [&](Model& m) {
+    const Run ra = run(m, ba, true), rb = run(m, bb, true);
+    const std::vector<double> pa = row(ra.predictions, 0), pb = row(rb.predictions, 0);
+    double worst = 0;
+    for (size_t j = 0; j < pa.size(); ++j) worst = std::max(worst, rel_diff(pa[j], pb[j]));
+    return worst;
+  };
+  CHECK(sample0_change(*ours) == 0.0);
+  CHECK(sample0_change(*authors) > 1e-6);
+  // Same parameters either way (the buffer has no weights of its own); a bad value is named.
+  CHECK(authors->params().size() == ours->params().size());
+  nlohmann::json bad = small_config("wlas");
+  bad["attention_memory"] = "reshape";
+  CHECK_THROWS_WITH(
+      create_model("wlas", bad, DType::f64, 4),
+      doctest::Contains("'attention_memory' must be \"outputs\" or \"authors_reshape\""));
+}
+
 TEST_CASE("wlas: attention_init_range draws the attention weights uniform(-r, r)") {
   const nlohmann::json base = {{"embedding", 3},
                                {"hidden", 8},
