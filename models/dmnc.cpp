@@ -15,12 +15,19 @@ using layers::StepMask;
 constexpr dnc::UsageGradient kUsageGradient = dnc::UsageGradient::through_write_weights;
 
 nlohmann::json memory_defaults(int64_t slots) {
-  return {{"embedding", 64},          {"hidden", 128},
-          {"word_size", 64},          {"memory_slots", slots},
-          {"read_heads", 1},          {"output", "sequence"},
-          {"input_vocab", 51},        {"input_vocab2", 0},
-          {"output_vocab", 101},      {"clip_controller", 20.0},
-          {"decoder_feedback", true}, {"pack_rows", true}};
+  return {{"embedding", 64},
+          {"hidden", 128},
+          {"word_size", 64},
+          {"memory_slots", slots},
+          {"read_heads", 1},
+          {"output", "sequence"},
+          {"input_vocab", 51},
+          {"input_vocab2", 0},
+          {"output_vocab", 101},
+          {"clip_controller", 20.0},
+          {"decoder_feedback", true},
+          {"pack_rows", true},
+          {"train_teacher_forcing", true}};
 }
 
 nlohmann::json dmnc_defaults(Fusion f) {
@@ -527,7 +534,9 @@ const bool kRegistered = [] {
                   .default_config = memory_defaults(32),
                   .train_defaults = kTrainDefaults,
                   .check_configs = {tiny({{"variant", "sequence"}}),
-                                    tiny({{"variant", "set"}, {"output", "set"}})},
+                                    tiny({{"variant", "set"}, {"output", "set"}}),
+                                    tiny({{"variant", "sequence-free-running"},
+                                          {"train_teacher_forcing", false}})},
                   .check_batch = check_batch});
   return true;
 }();

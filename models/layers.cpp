@@ -551,6 +551,7 @@ DecoderSpec decoder_spec(const nlohmann::json& cfg, const std::string& model) {
   spec.embedding = config_int(cfg, model, "embedding");
   spec.sequence = out == "sequence";
   spec.feedback = cfg.at("decoder_feedback").get<bool>();
+  spec.train_teacher_forcing = cfg.at("train_teacher_forcing").get<bool>();
   spec.pack_rows = cfg.at("pack_rows").get<bool>();
   return spec;
 }
@@ -670,7 +671,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   hs.clear();
   cs.clear();
   Var logits;
-  if (opts.teacher_forcing) {
+  if (opts.teacher_forcing && (spec_.train_teacher_forcing || !opts.training)) {
     // Inputs y*_{t-1}: GO, then the targets (padding multiplied to class 0, a valid row); GO at
     // every step without feedback.
     Var go = constant_leaf(tape, Shape{B, 1}, dtype, double(V));

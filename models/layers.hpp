@@ -333,6 +333,10 @@ struct DecoderSpec {
   // false: every step's input embedding is GO's, as in the DMNC authors' runs (decoder_mode=False):
   // the decoder never sees the previous target or prediction. Config key "decoder_feedback".
   bool feedback = true;
+  // false: in training too the decoder is fed its own previous prediction (greedy, as in
+  // evaluation), never the target, as the DMNC authors' view-concatenated LSTM and DNC are trained
+  // (decoder_mode=True, use_teacher=False). Config key "train_teacher_forcing".
+  bool train_teacher_forcing = true;
   // false (sequence output): logits_t = W h_t + b, the context entering only the next step's input,
   // as the DMNC authors' WLAS decoder has it. Config key "context_in_output" (WLAS).
   bool context_in_output = true;

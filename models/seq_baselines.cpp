@@ -19,9 +19,10 @@ const char* kind_name(SeqBaseline k) {
 }
 
 nlohmann::json defaults(SeqBaseline k) {
-  nlohmann::json d = {{"embedding", 64},          {"hidden", 128},     {"output", "sequence"},
-                      {"input_vocab", 51},        {"input_vocab2", 0}, {"output_vocab", 101},
-                      {"decoder_feedback", true}, {"pack_rows", true}};
+  nlohmann::json d = {
+      {"embedding", 64},          {"hidden", 128},     {"output", "sequence"},
+      {"input_vocab", 51},        {"input_vocab2", 0}, {"output_vocab", 101},
+      {"decoder_feedback", true}, {"pack_rows", true}, {"train_teacher_forcing", true}};
   if (k == SeqBaseline::wlas) {
     d["attention_size"] = 128;
     d["attention_init_range"] = 0.0;    // 0: Glorot; r > 0: uniform(-r, r), the authors' r = 1
@@ -197,6 +198,11 @@ nlohmann::json tiny(SeqBaseline k, const std::string& variant, bool set) {
 
 void register_baseline(SeqBaseline k, const char* summary) {
   std::vector<nlohmann::json> checks = {tiny(k, "sequence", false), tiny(k, "set", true)};
+  if (k == SeqBaseline::view_concat_lstm) {  // trained on its own predictions, as the authors'
+    nlohmann::json c = tiny(k, "sequence-free-running", false);
+    c["train_teacher_forcing"] = false;
+    checks.push_back(c);
+  }
   if (k == SeqBaseline::wlas) {  // the authors' decoder: cell-state queries, no context in output
     nlohmann::json c = tiny(k, "sequence-authors-decoder", false);
     c["attention_query"] = "cell_halves";

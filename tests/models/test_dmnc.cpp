@@ -534,6 +534,34 @@ TEST_CASE("decoder_feedback false: the decoder's inputs never depend on targets 
   }
 }
 
+TEST_CASE("train_teacher_forcing false: training feeds the decoder its own predictions") {
+  // As the DMNC authors' view-concatenated baselines are trained: the training forward decodes
+  // greedily, so its predictions are those of greedy evaluation; evaluation with teacher forcing
+  // still feeds the targets.
+  Batch batch;
+  fill_batch(batch, samples(), 5, 4, 4);
+  for (const char* name : kModels) {
+    INFO(cat(name));
+    nlohmann::json cfg = small_config(name);
+    cfg["train_teacher_forcing"] = false;
+    auto model = create_model(name, cfg, DType::f64, 8);
+    const Run trained = run(*model, batch, true);  // training forward
+    const Run greedy = run(*model, batch, false);
+    const int64_t T = greedy.predictions.dim(1);
+    CHECK(prediction_diff(trained.predictions, greedy.predictions, T) <= 1e-13);
+    CHECK(rel_diff(trained.loss, greedy.loss) <= 1e-13);
+    model->params().zero_grad();
+    Tape tape;
+    ForwardOptions forced;
+    forced.training = false;
+    const double forced_loss = model->forward(tape, batch, forced).loss.value().at(0);
+    CHECK(rel_diff(forced_loss, trained.loss) > 1e-9);
+    // The default trains with teacher forcing: its training forward differs from greedy decoding.
+    auto teacher = create_model(name, small_config(name), DType::f64, 8);
+    CHECK(rel_diff(run(*teacher, batch, true).loss, forced_loss) <= 1e-13);
+  }
+}
+
 TEST_CASE("missing or malformed batch fields are errors naming the model and the field") {
   Batch full;
   fill_batch(full, samples(), 5, 4, 4);
