@@ -550,7 +550,6 @@ TEST_CASE("train_teacher_forcing false: training feeds the decoder its own predi
     const int64_t T = greedy.predictions.dim(1);
     CHECK(prediction_diff(trained.predictions, greedy.predictions, T) <= 1e-13);
     CHECK(rel_diff(trained.loss, greedy.loss) <= 1e-13);
-    model->params().zero_grad();
     Tape tape;
     ForwardOptions forced;
     forced.training = false;
