@@ -25,8 +25,9 @@ with (f(x+eps) - f(x-eps)) / 2eps, eps = 1e-6. An element passes when
 |analytic - numeric| <= atol + rtol*|numeric| (defaults atol 1e-7, rtol 1e-6). The reported
 relative error is |analytic - numeric| / max(|analytic|, |numeric|, 1e-3).
 With --model, eps is 1e-5 and each parameter tensor must also hold
-max |analytic - numeric| <= 1e-4 * (its largest |analytic| or |numeric|), and that ratio is the
-relative error reported (models/model_check.cpp says why).
+max |analytic - numeric| <= 1e-4 * max(scale, 5e-6), scale = its largest |analytic| or |numeric|;
+the left side over max(scale, 5e-6) is the relative error reported (models/model_check.cpp says
+why).
 Each case also checks that two backward runs agree exactly and that a zero upstream gradient gives
 zero gradients. Stochastic ops replay their noise (same seed and step for every evaluation);
 straight-through ops are checked against their declared surrogate; inputs are kept away from
