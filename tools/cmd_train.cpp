@@ -85,6 +85,12 @@ int cmd_train(const Words& words) {
   };
   const bool resuming = was_given("resume");
   if (resuming && resume.empty()) throw UsageError("--resume needs a run directory");
+  // The usage line's two required options: without them a typo'd command line would start a
+  // long run of whatever the defaults are.
+  for (const char* name : {"task", "model"})
+    if (!resuming && !was_given(name))
+      throw UsageError(std::string("--") + name +
+                       " is required (memgrad train --task TASK --model MODEL, or --resume DIR)");
   if (resuming && was_given("out"))
     throw UsageError("--resume DIR continues the run in DIR; it takes no --out");
   if (was_given("out") && out.empty()) throw UsageError("--out needs a directory");
