@@ -16,8 +16,28 @@
 namespace memgrad::cli {
 namespace {
 
+// The signal that asked the run to stop (SIGINT from Ctrl-C, SIGTERM from `kill`, `timeout` or a
+// job scheduler), 0 while none has: the loop saves a checkpoint after the step in progress.
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
+extern "C" void on_interrupt(int signal) { g_interrupted = signal; }
+
+// Catches SIGINT and SIGTERM for the training loop, and gives the previous handlers back after it
+// (train also runs inside other programs, the tests).
+struct StopSignals {
+  using Handler = void (*)(int);
+  Handler old_int, old_term;
+  StopSignals() {
+    g_interrupted = 0;
+    old_int = std::signal(SIGINT, on_interrupt);
+    old_term = std::signal(SIGTERM, on_interrupt);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, old_int);
+    std::signal(SIGTERM, old_term);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+};
 
 const char* kHelp = R"(usage: memgrad train --task TASK --model MODEL [options] [--out DIR]
        memgrad train --resume DIR [--iterations N | --epochs N] [--threads N] [--data DIR]
@@ -25,7 +45,8 @@ const char* kHelp = R"(usage: memgrad train --task TASK --model MODEL [options] 
 Trains MODEL on TASK and writes DIR (default runs/MODEL-TASK): config.json (every setting),
 log.jsonl (one JSON line per logged step and per epoch), checkpoint.safetensors (parameters,
 optimizer state, schedule; written atomically) and metrics.json (test metrics at the end).
-Ctrl-C saves a checkpoint and stops; --resume DIR continues exactly where the run stopped (the
+Ctrl-C or SIGTERM (kill, timeout, a job scheduler) finishes the step in progress, saves a checkpoint
+and stops (exit code 130 or 143); --resume DIR continues exactly where the run stopped (the
 same losses as an uninterrupted run with the same seed and threads); a resumed run keeps its
 settings, so only its length, thread count, data folder and reporting options may be given.
 A DIR that already holds a run is refused unless --overwrite.
@@ -177,7 +198,7 @@ int cmd_train(const Words& words) {
         stderr, "training %s on %s: %lld steps (batch %lld, %lld parameters, %d threads) -> %s\n",
         rc.model.c_str(), rc.task.c_str(), (long long)total, (long long)trainer.batch_size(),
         (long long)trainer.model().params().count(), threads, dir.path.c_str());
-  std::signal(SIGINT, on_interrupt);
+  const StopSignals stop_signals;
   Progress progress(start, total, log_every, quiet);
   double loss_sum = 0;
   int64_t loss_count = 0;
@@ -212,13 +233,14 @@ int cmd_train(const Words& words) {
       dir.append_log({{"step", step}, {"eval", trainer.evaluate()}});
     if (done % ckpt_every == 0 || done == total || g_interrupted)
       trainer.save_checkpoint(dir.checkpoint(), done);
-    if (g_interrupted) {
+    if (const int signal = g_interrupted) {
       progress.finish();
       std::fprintf(stderr,
-                   "interrupted: checkpoint saved at step %lld; continue with "
+                   "%s: checkpoint saved at step %lld; continue with "
                    "`memgrad train --resume %s`\n",
+                   signal == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)",
                    (long long)done, dir.path.c_str());
-      return 130;
+      return 128 + signal;  // the shell's code for a process ended by that signal
     }
   }
   progress.finish();

@@ -1,6 +1,10 @@
-// Helpers of the `memgrad train` tests: a tiny sum2seq run's words, its logged losses.
+// Helpers of the `memgrad train` tests: a tiny sum2seq run's words, its logged losses, the built
+// program started as a separate process.
 #pragma once
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -73,6 +77,29 @@ inline Words with_words(Words words, const Words& extra) {
     if (valued) words.push_back(extra[++i]);
   }
   return words;
+}
+
+// Starts `memgrad train words...` (the built program) with its stderr in err; returns its pid.
+inline pid_t spawn_train(const Words& words, const std::filesystem::path& err) {
+  std::vector<std::string> argv_words = {MEMGRAD_BINARY, "train"};
+  argv_words.insert(argv_words.end(), words.begin(), words.end());
+  std::vector<char*> argv;
+  for (std::string& w : argv_words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, MEMGRAD_BINARY, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(rc == 0);
+  return pid;
+}
+
+inline size_t line_count(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return size_t(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
 }
 
 }  // namespace memgrad::test
