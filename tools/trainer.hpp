@@ -58,7 +58,9 @@ class Trainer {
   double current_lr(int64_t step) const;
 
   void save_checkpoint(const std::string& path, int64_t next_step) const;
-  // Restores parameters, optimizer state and the model's schedule; returns the next step.
+  // Restores parameters, optimizer state and the model's schedule; returns the next step. The
+  // checkpoint's run settings must be this run's (but for its length and data folder): an Error
+  // names the first that differs.
   int64_t load_checkpoint(const std::string& path);
   // Parameters only (for eval).
   void load_parameters_from(const std::string& path);

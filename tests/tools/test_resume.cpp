@@ -1,5 +1,5 @@
-// Runs that survive: a stop by SIGTERM. Each resume must continue the run exactly or refuse with
-// an error naming the file, line or key.
+// Runs that survive: a stop by SIGTERM, an edited or corrupt checkpoint. Each resume must continue
+// the run exactly or refuse with an error naming the file, line or key.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -7,12 +7,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "engine/checkpoint.hpp"
+#include "engine/error.hpp"
 #include "tests/test_util.hpp"
 #include "tests/tools/train_util.hpp"
 #include "tools/commands.hpp"
@@ -27,6 +31,58 @@ namespace {
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// What `fn` printed on stderr (the notes and warnings of train).
+template <class Fn>
+std::string stderr_of(Fn fn) {
+  TempDir tmp;
+  const std::string path = (tmp.path / "stderr").string();
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  REQUIRE(file != nullptr);
+  ::dup2(::fileno(file), STDERR_FILENO);
+  try {
+    fn();
+  } catch (...) {
+    std::fflush(stderr);
+    ::dup2(saved, STDERR_FILENO);
+    ::close(saved);
+    std::fclose(file);
+    throw;
+  }
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::fclose(file);
+  return read_text(path);
+}
+
+// Rewrites a safetensors file without its checksum entries, as a memgrad before them wrote it.
+void strip_checksums(const fs::path& path) {
+  const std::string bytes = read_text(path);
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  auto header = nlohmann::ordered_json::parse(bytes.substr(8, n));
+  nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
+  for (auto& [key, value] : header["__metadata__"].items())
+    if (key.rfind("fnv1a64:", 0) != 0) metadata[key] = value;
+  header["__metadata__"] = metadata;
+  std::string json = header.dump();
+  json.append((8 - json.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  const uint64_t m = json.size();
+  std::memcpy(out.data(), &m, 8);
+  std::ofstream(path, std::ios::binary) << out << json << bytes.substr(8 + n);
+}
+
+// A checkpoint's metadata edited through the API (so its checksums are recomputed: what is tested
+// is the metadata check, not the checksum).
+void edit_metadata(const fs::path& checkpoint, const std::string& key, const std::string& value) {
+  TensorFile file = load_safetensors(checkpoint.string());
+  file.metadata[key] = value;
+  save_safetensors(checkpoint.string(), file);
 }
 
 }  // namespace
@@ -59,4 +115,109 @@ TEST_CASE(
   const std::vector<double> a = logged_losses(whole), b = logged_losses(run);
   REQUIRE(a.size() == size_t(end));
   CHECK(a == b);
+}
+
+TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run settings compared") {
+  TempDir tmp;
+  const fs::path run = tmp.path / "run";
+  REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
+  const fs::path checkpoint = run / "checkpoint.safetensors";
+  const std::string good = read_text(checkpoint);
+  auto restore = [&] { std::ofstream(checkpoint, std::ios::binary) << good; };
+  auto resume = [&] {
+    return cmd_train({"--resume", run.string(), "--iterations", "3", "--quiet"});
+  };
+  const std::pair<std::pair<const char*, const char*>, const char*> cases[] = {
+      {{"next_step", "2abc"},
+       "checkpoint metadata 'next_step' must be a whole number >= 0, got "
+       "'2abc'"},
+      {{"next_step", " 2"}, "'next_step' must be a whole number >= 0, got ' 2'"},
+      {{"next_step", "-5"}, "'next_step' must be a whole number >= 0, got '-5'"},
+      {{"next_step", "1"}, "'next_step' (1) and 'optimizer_steps' (2) disagree"},
+      {{"optimizer_steps", "2.0"}, "'optimizer_steps' must be a whole number >= 0, got '2.0'"},
+      {{"model_state", "{"}, "checkpoint metadata 'model_state' is not valid JSON"},
+      {{"format", "memgrad-checkpoint-9"},
+       "checkpoint metadata 'format' is 'memgrad-checkpoint-9', not a memgrad checkpoint"},
+  };
+  for (const auto& [edit, message] : cases) {
+    CAPTURE(message);
+    edit_metadata(checkpoint, edit.first, edit.second);
+    CHECK_THROWS_WITH_AS(resume(), doctest::Contains(message), Error);
+    restore();
+  }
+  TensorFile file = load_safetensors(checkpoint.string());
+  file.metadata.erase("format");
+  save_safetensors(checkpoint.string(), file);
+  CHECK_THROWS_WITH_AS(resume(), doctest::Contains("'format' is '', not a memgrad checkpoint"),
+                       Error);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
+                       doctest::Contains("'format' is '', not a memgrad checkpoint"), Error);
+  restore();
+
+  // config.json edited after the checkpoint: another run than the one the checkpoint saved.
+  const fs::path config = run / "config.json";
+  const std::string good_config = read_text(config);
+  for (const auto& [group, key, value] : {std::tuple{"train", "lr", nlohmann::json(0.005)},
+                                          std::tuple{"model_config", "hidden", nlohmann::json(7)},
+                                          std::tuple{"task_settings", "lmax", nlohmann::json(3)}}) {
+    nlohmann::json j = nlohmann::json::parse(good_config);
+    const nlohmann::json was = j[group][key];
+    j[group][key] = value;
+    std::ofstream(config) << j.dump(2);
+    const std::string message = std::string("run setting '") + group + "." + key + "' is " +
+                                was.dump() + " in the checkpoint but " + value.dump() +
+                                " in the run's config.json";
+    CAPTURE(message);
+    CHECK_THROWS_WITH_AS(resume(), doctest::Contains(message.c_str()), Error);
+    std::ofstream(config) << good_config;
+  }
+  nlohmann::json j = nlohmann::json::parse(good_config);
+  j["seed"] = 6;
+  std::ofstream(config) << j.dump(2);
+  CHECK_THROWS_WITH_AS(resume(), doctest::Contains("run setting 'seed' is 5 in the checkpoint"),
+                       Error);
+  std::ofstream(config) << good_config;
+  // Its length may change (the resume's --iterations): it does here.
+  CHECK(resume() == 0);
+}
+
+TEST_CASE(
+    "checkpoint checksums: a flipped bit or a swap fails; a format-1 file loads with a warning") {
+  TempDir tmp;
+  const fs::path run = tmp.path / "run";
+  REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
+  const fs::path checkpoint = run / "checkpoint.safetensors";
+  const std::string good = read_text(checkpoint);
+  auto resume = [&] {
+    return cmd_train({"--resume", run.string(), "--iterations", "3", "--quiet"});
+  };
+  // A flipped bit in the last byte of the data (a parameter or optimizer state).
+  std::string flipped = good;
+  flipped.back() = char(flipped.back() ^ 0x10);
+  std::ofstream(checkpoint, std::ios::binary) << flipped;
+  CHECK_THROWS_WITH_AS(resume(), doctest::Contains("does not match its checksum"), Error);
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", run.string()}),
+                       doctest::Contains("does not match its checksum"), Error);
+
+  // A checksum-less file: refused as format 2 (its checksums were removed), loaded with a warning
+  // as format 1 (written before they existed).
+  std::ofstream(checkpoint, std::ios::binary) << good;
+  strip_checksums(checkpoint);
+  CHECK_THROWS_WITH_AS(resume(), doctest::Contains("without its tensor checksums"), Error);
+  {
+    std::ofstream(checkpoint, std::ios::binary) << good;
+    TensorFile file = load_safetensors(checkpoint.string());
+    file.metadata["format"] = "memgrad-checkpoint-1";
+    for (const char* key : {"log_lines", "loss_sum", "loss_count"}) file.metadata.erase(key);
+    save_safetensors(checkpoint.string(), file);
+    strip_checksums(checkpoint);
+  }
+  const std::string warning = stderr_of([&] { CHECK(resume() == 0); });
+  CHECK(warning.find("is a memgrad-checkpoint-1 checkpoint, written before checksums: loaded "
+                     "unverified") != std::string::npos);
+  // The resumed run wrote a checkpoint of the current format, with checksums.
+  const TensorFile now = load_safetensors(checkpoint.string());
+  CHECK(now.checksummed);
+  CHECK(now.metadata.at("format") == "memgrad-checkpoint-2");
+  CHECK(logged_losses(run).size() == 3);
 }

@@ -276,7 +276,8 @@ TEST_CASE("a run directory with bad contents is an error naming the file") {
   file.metadata["next_step"] = "-5";
   save_safetensors(checkpoint, file);
   CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--quiet"}),
-                       doctest::Contains("checkpoint metadata out of range"), Error);
+                       doctest::Contains("'next_step' must be a whole number >= 0, got '-5'"),
+                       Error);
 }
 
 TEST_CASE("a bAbI run: a task setting named like a model size, resuming with its data moved") {
