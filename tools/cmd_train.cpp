@@ -167,17 +167,18 @@ int cmd_train(const Words& words) {
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   dir.create();
   int64_t start = 0;
+  std::vector<std::string> notes;
   if (resuming) {
     start = trainer.load_checkpoint(dir.checkpoint());
-    dir.truncate_log(start);
+    dir.resume_log(start, notes);
   } else {
-    dir.truncate_log(0);
     // --overwrite: the old run's results go now, so that a failure cannot leave them beside the
     // new config (its checkpoint is replaced at the first save).
     std::error_code ec;
-    std::filesystem::remove(dir.metrics(), ec);
-    std::filesystem::remove(dir.checkpoint(), ec);
+    for (const std::string& file : {dir.log(), dir.metrics(), dir.checkpoint()})
+      std::filesystem::remove(file, ec);
   }
+  for (const std::string& note : notes) std::fprintf(stderr, "memgrad train: %s\n", note.c_str());
   nlohmann::json config_json = trainer.config().to_json();
   config_json["intervals"] = {{"log_every", flags["log_every"]},
                               {"checkpoint_every", flags["checkpoint_every"]},

@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace memgrad::cli {
 
@@ -17,8 +18,11 @@ struct RunDir {
   void write_json(const std::string& file, const nlohmann::json& j) const;
   nlohmann::json read_json(const std::string& file) const;
   void append_log(const nlohmann::json& line) const;
-  // Drops log lines whose "step" is >= step (they belong to work a resume will redo).
-  void truncate_log(int64_t step) const;
+  // Cuts the log back to the lines of steps before `step` (the rest belong to work a resume
+  // redoes). Every line must be a JSON object with a whole-number "step" (an Error names file and
+  // line) but the last, which a kill or power loss may have cut short: a torn last line is
+  // dropped, and said in `notes`.
+  void resume_log(int64_t step, std::vector<std::string>& notes) const;
 };
 
 }  // namespace memgrad::cli

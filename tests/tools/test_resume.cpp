@@ -1,5 +1,5 @@
-// Runs that survive: a stop by SIGTERM, an edited or corrupt checkpoint. Each resume must continue
-// the run exactly or refuse with an error naming the file, line or key.
+// Runs that survive: a stop by SIGTERM, a torn log line, an edited or corrupt checkpoint. Each
+// resume must continue the run exactly or refuse with an error naming the file, line or key.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -20,6 +20,7 @@
 #include "tests/test_util.hpp"
 #include "tests/tools/train_util.hpp"
 #include "tools/commands.hpp"
+#include "tools/run_dir.hpp"
 
 using namespace memgrad;
 using namespace memgrad::cli;
@@ -31,6 +32,10 @@ namespace {
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void append_text(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary | std::ios::app) << text;
 }
 
 // What `fn` printed on stderr (the notes and warnings of train).
@@ -220,4 +225,45 @@ TEST_CASE(
   CHECK(now.checksummed);
   CHECK(now.metadata.at("format") == "memgrad-checkpoint-2");
   CHECK(logged_losses(run).size() == 3);
+}
+
+TEST_CASE("a torn last log line is dropped with a note; any other bad line is an error") {
+  TempDir tmp;
+  const fs::path whole = tmp.path / "whole", run = tmp.path / "run";
+  REQUIRE(cmd_train(tiny_run(whole, 4)) == 0);
+  REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
+  // A kill or power loss in the middle of writing the next line.
+  const std::string good_log = read_text(run / "log.jsonl");
+  append_text(run / "log.jsonl", "{\"step\":2,\"loss\":1.2");
+  const std::string note = stderr_of([&] {
+    REQUIRE(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}) == 0);
+  });
+  CHECK(note.find("log.jsonl:3: dropped a torn last line '{\"step\":2,\"loss\":1.2'") !=
+        std::string::npos);
+  CHECK(logged_losses(run) == logged_losses(whole));
+
+  // Power loss can also leave zeros where the line was.
+  RunDir dir{run.string()};
+  std::ofstream(dir.log(), std::ios::binary) << good_log << std::string(5, '\0');
+  std::vector<std::string> notes;
+  dir.resume_log(2, notes);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find(":3: dropped a torn last line '\\x00\\x00\\x00\\x00\\x00'") !=
+        std::string::npos);
+  CHECK(read_text(dir.log()) == good_log);
+
+  // Not torn: a bad line followed by others, a complete bad last line, a line without a step.
+  const std::pair<std::string, const char*> bad[] = {
+      {"garbage\n" + good_log, "log.jsonl:1: not a log line"},
+      {good_log + "{\"step\":2}garbage\n", "log.jsonl:3: not a log line"},
+      {good_log + "{\"loss\":1}\n", "log.jsonl:3: not a log line"},
+      {good_log + "{\"step\":\"2\"}\n", "log.jsonl:3: not a log line"},
+  };
+  for (const auto& [text, message] : bad) {
+    CAPTURE(message);
+    std::ofstream(dir.log(), std::ios::binary) << text;
+    CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}),
+                         doctest::Contains(message), Error);
+    CHECK(read_text(dir.log()) == text);  // left as it was
+  }
 }
