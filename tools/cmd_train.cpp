@@ -166,17 +166,21 @@ int cmd_train(const Words& words) {
   reject_task_set_flags(given, trainer);
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   dir.create();
-  int64_t start = 0;
   std::vector<std::string> notes;
+  const int64_t total = trainer.total_steps(), per_epoch = trainer.steps_per_epoch();
+  int64_t start = 0;
+  LogState log;
   if (resuming) {
-    start = trainer.load_checkpoint(dir.checkpoint());
-    dir.resume_log(start, notes);
+    start = trainer.load_checkpoint(dir.checkpoint(), &log);
+    // A run resumed where it ended keeps its last lines (it trains no step that would redo them).
+    log.lines = dir.resume_log(start, start < total ? log.lines : -1, notes);
   } else {
     // --overwrite: the old run's results go now, so that a failure cannot leave them beside the
     // new config (its checkpoint is replaced at the first save).
     std::error_code ec;
     for (const std::string& file : {dir.log(), dir.metrics(), dir.checkpoint()})
       std::filesystem::remove(file, ec);
+    log.lines = 0;
   }
   for (const std::string& note : notes) std::fprintf(stderr, "memgrad train: %s\n", note.c_str());
   nlohmann::json config_json = trainer.config().to_json();
@@ -185,7 +189,6 @@ int cmd_train(const Words& words) {
                               {"eval_every", flags["eval_every"]}};
   dir.write_json(dir.config(), config_json);
 
-  const int64_t total = trainer.total_steps(), per_epoch = trainer.steps_per_epoch();
   const int64_t log_every = flags["log_every"].get<int64_t>() > 0
                                 ? flags["log_every"].get<int64_t>()
                                 : (per_epoch > 1 ? per_epoch : 50);
@@ -201,39 +204,53 @@ int cmd_train(const Words& words) {
         (long long)trainer.model().params().count(), threads, dir.path.c_str());
   const StopSignals stop_signals;
   Progress progress(start, total, log_every, quiet);
-  double loss_sum = 0;
-  int64_t loss_count = 0;
+  auto loss_line = [&](int64_t step, const StepTiming& t) -> nlohmann::json {
+    return {{"step", step},
+            {"loss", t.loss},
+            {"loss_mean", log.loss_sum / double(log.loss_count)},
+            {"lr", trainer.current_lr(step)},
+            {"grad_norm", t.grad_norm},
+            {"steps_per_s", progress.steps_per_second()}};
+  };
+  auto append = [&](const nlohmann::json& line) {
+    dir.append_log(line);
+    ++log.lines;
+  };
+  StepTiming last;
+  nlohmann::json metrics;  // the test metrics at the end, when the last step evaluated them
   for (int64_t step = start; step < total; ++step) {
-    const StepTiming t = trainer.train_step(step);
+    const StepTiming t = last = trainer.train_step(step);
     MG_CHECK(std::isfinite(t.loss) && std::isfinite(t.grad_norm), "training diverged: loss ",
              t.loss, ", gradient norm ", t.grad_norm, " at step ", step,
              " (rerun with --detect-anomaly to find the op)");
-    loss_sum += t.loss;
-    ++loss_count;
+    log.loss_sum += t.loss;
+    ++log.loss_count;
     const int64_t done = step + 1;
     char status[64];
     std::snprintf(status, sizeof status, "loss %.4f", t.loss);
     progress.update(done, status);
-    if (done % log_every == 0 || done == total) {
-      dir.append_log({{"step", step},
-                      {"loss", t.loss},
-                      {"loss_mean", loss_sum / double(loss_count)},
-                      {"lr", trainer.current_lr(step)},
-                      {"grad_norm", t.grad_norm},
-                      {"steps_per_s", progress.steps_per_second()}});
-      loss_sum = 0;
-      loss_count = 0;
+    // Every line depends on the step alone, never on where the run started or will stop, so that
+    // a resumed run's log is the uninterrupted run's.
+    if (done % log_every == 0) {
+      append(loss_line(step, t));
+      log.loss_sum = 0;
+      log.loss_count = 0;
     }
     if (per_epoch > 1 && done % per_epoch == 0) {
       const std::string note = trainer.end_epoch(done / per_epoch);
       nlohmann::json line = {{"step", step}, {"epoch", done / per_epoch}};
       if (!note.empty()) line["note"] = note;
-      dir.append_log(line);
+      append(line);
     }
-    if (eval_every > 0 && done % eval_every == 0 && done < total)
-      dir.append_log({{"step", step}, {"eval", trainer.evaluate()}});
-    if (done % ckpt_every == 0 || done == total || g_interrupted)
-      trainer.save_checkpoint(dir.checkpoint(), done);
+    if (eval_every > 0 && done % eval_every == 0) {
+      nlohmann::json evaluation = trainer.evaluate();
+      append({{"step", step}, {"eval", evaluation}});
+      if (done == total) metrics = std::move(evaluation);  // the parameters the end evaluates
+    }
+    if (done % ckpt_every == 0 || done == total || g_interrupted) {
+      dir.sync_log();  // the lines the checkpoint counts are on disk before it is
+      trainer.save_checkpoint(dir.checkpoint(), done, log);
+    }
     if (const int signal = g_interrupted) {
       progress.finish();
       std::fprintf(stderr,
@@ -244,8 +261,11 @@ int cmd_train(const Words& words) {
       return 128 + signal;  // the shell's code for a process ended by that signal
     }
   }
+  // The last step's loss line when it is off the interval: it closes this run's log only. The
+  // checkpoint does not count it, so a resume that trains on replaces it by the interval's line.
+  if (start < total && total % log_every != 0) dir.append_log(loss_line(total - 1, last));
   progress.finish();
-  const nlohmann::json metrics = trainer.evaluate();
+  if (metrics.is_null()) metrics = trainer.evaluate();
   dir.write_json(dir.metrics(), metrics);
   if (flags["json"].get<bool>())
     std::cout << metrics.dump(2) << "\n";

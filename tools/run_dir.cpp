@@ -1,6 +1,10 @@
 #include "tools/run_dir.hpp"
 
-#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -37,6 +41,16 @@ void RunDir::append_log(const nlohmann::json& line) const {
   out << line.dump() << '\n';
 }
 
+void RunDir::sync_log() const {
+  const int fd = ::open(log().c_str(), O_WRONLY | O_APPEND);
+  if (fd < 0 && errno == ENOENT) return;  // nothing logged yet
+  MG_CHECK(fd >= 0, "cannot open ", log(), " to sync it: ", std::strerror(errno));
+  const bool synced = ::fsync(fd) == 0;
+  const std::string why = std::strerror(errno);
+  ::close(fd);
+  MG_CHECK(synced, "cannot sync ", log(), ": ", why);
+}
+
 namespace {
 
 // A line of a file for a message: at most 60 characters, control bytes as \xNN.
@@ -57,9 +71,14 @@ std::string quoted(const std::string& line) {
 
 }  // namespace
 
-void RunDir::resume_log(int64_t step, std::vector<std::string>& notes) const {
+int64_t RunDir::resume_log(int64_t step, int64_t lines, std::vector<std::string>& notes) const {
   std::ifstream in(log(), std::ios::binary);
-  if (!in.good()) return;
+  if (!in.good()) {
+    if (lines > 0)
+      notes.push_back(log() + " is missing (the checkpoint followed " + std::to_string(lines) +
+                      " lines): the resumed run starts a new log");
+    return 0;
+  }
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   struct Line {
     std::string text;
@@ -78,8 +97,8 @@ void RunDir::resume_log(int64_t step, std::vector<std::string>& notes) const {
     if (line.empty()) continue;
     nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() && !terminated) {
-      // Written last and cut short: the write it belongs to never finished, and the resume redoes
-      // the work it logged (the checkpoint is authoritative).
+      // Written last and cut short: the write it belongs to never finished, and the checkpoint
+      // (written after the lines it counts were synced) does not need it.
       notes.push_back(log() + ":" + std::to_string(number) + ": dropped a torn last line " +
                       quoted(line) + " (a write cut short by a kill or power loss)");
       break;
@@ -90,9 +109,18 @@ void RunDir::resume_log(int64_t step, std::vector<std::string>& notes) const {
     good.push_back({line, j["step"].get<int64_t>()});
   }
   std::ostringstream kept;
-  for (const Line& l : good)
-    if (l.step < step) kept << l.text << '\n';
+  int64_t count = 0;
+  if (lines >= 0 && int64_t(good.size()) < lines)
+    notes.push_back(log() + " has " + std::to_string(good.size()) + " of the " +
+                    std::to_string(lines) +
+                    " lines written before the checkpoint: the resumed run continues after them");
+  for (const Line& l : good) {
+    if (lines >= 0 ? count == lines : l.step >= step) break;
+    kept << l.text << '\n';
+    ++count;
+  }
   write_file_atomically(log(), kept.str());
+  return count;
 }
 
 }  // namespace memgrad::cli

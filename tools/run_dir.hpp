@@ -18,11 +18,15 @@ struct RunDir {
   void write_json(const std::string& file, const nlohmann::json& j) const;
   nlohmann::json read_json(const std::string& file) const;
   void append_log(const nlohmann::json& line) const;
-  // Cuts the log back to the lines of steps before `step` (the rest belong to work a resume
-  // redoes). Every line must be a JSON object with a whole-number "step" (an Error names file and
-  // line) but the last, which a kill or power loss may have cut short: a torn last line is
-  // dropped, and said in `notes`.
-  void resume_log(int64_t step, std::vector<std::string>& notes) const;
+  // fsync of the log, so that the lines a checkpoint counts are on disk before it.
+  void sync_log() const;
+  // Cuts the log back to where a checkpoint left it: its first `lines` lines, or (lines < 0, a
+  // checkpoint that did not count them) the lines of steps before `step`; the rest belong to work
+  // the resume redoes. Every line must be a JSON object with a whole-number "step" (an Error names
+  // file and line) but the last, which a kill or power loss may have cut short: a torn last line
+  // is dropped. Returns the number of lines kept; adds to `notes` what the user should know (a
+  // torn line dropped, lines missing).
+  int64_t resume_log(int64_t step, int64_t lines, std::vector<std::string>& notes) const;
 };
 
 }  // namespace memgrad::cli

@@ -438,8 +438,8 @@ std::string non_finite(const Tensor& t, const std::string& name) {
 
 namespace {
 
-// The format tag of the checkpoints this memgrad writes. 2 added the tensor checksums; 1 (without
-// them) still loads, with a warning.
+// The format tag of the checkpoints this memgrad writes. 2 added the tensor checksums and the log
+// state; 1 (without them) still loads, with a warning.
 const std::string kCheckpointFormat = "memgrad-checkpoint-2";
 const std::string kCheckpointFormat1 = "memgrad-checkpoint-1";
 
@@ -464,6 +464,16 @@ int64_t metadata_count(const TensorFile& file, const std::string& key, const std
   return v;
 }
 
+// A metadata value as a finite number, all of it (written by to_chars, so it reads back exactly).
+double metadata_number(const TensorFile& file, const std::string& key, const std::string& path) {
+  const std::string& text = metadata_text(file, key, path);
+  double v = std::numeric_limits<double>::quiet_NaN();
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  MG_CHECK(ec == std::errc() && end == text.data() + text.size() && std::isfinite(v), path,
+           ": checkpoint metadata '", key, "' must be a finite number, got '", text, "'");
+  return v;
+}
+
 nlohmann::json metadata_json(const TensorFile& file, const std::string& key,
                              const std::string& path) {
   try {
@@ -471,6 +481,13 @@ nlohmann::json metadata_json(const TensorFile& file, const std::string& key,
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": checkpoint metadata '", key, "' is not valid JSON (", e.what(), ")");
   }
+}
+
+// The shortest text that reads back as exactly v.
+std::string exact_text(double v) {
+  char text[32];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, v);
+  return std::string(text, end);
 }
 
 // Loads a checkpoint of this or the previous format; an Error for anything else. A format-1
@@ -529,7 +546,8 @@ void check_same_run(const RunConfig& run, const TensorFile& file, const std::str
 
 }  // namespace
 
-void Trainer::save_checkpoint(const std::string& path, int64_t next_step) const {
+void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
+                              const LogState& log) const {
   // A finite loss can still come with an update that overflows (a huge learning rate): such
   // parameters are not saved over the last good checkpoint.
   for (size_t i = 0; i < model_->params().size(); ++i) {
@@ -546,10 +564,13 @@ void Trainer::save_checkpoint(const std::string& path, int64_t next_step) const 
   file.metadata["optimizer_steps"] = std::to_string(optimizer_->steps());
   file.metadata["model_state"] = model_->training_state().dump();
   file.metadata["run_config"] = config_.to_json().dump();
+  file.metadata["log_lines"] = std::to_string(log.lines);
+  file.metadata["loss_sum"] = exact_text(log.loss_sum);
+  file.metadata["loss_count"] = std::to_string(log.loss_count);
   save_safetensors(path, file);
 }
 
-int64_t Trainer::load_checkpoint(const std::string& path) {
+int64_t Trainer::load_checkpoint(const std::string& path, LogState* log) {
   const TensorFile file = open_checkpoint(path);
   check_same_run(config_, file, path);
   load_parameters(file, model_->params(), "param/", path);
@@ -566,6 +587,12 @@ int64_t Trainer::load_checkpoint(const std::string& path) {
   // Every training step is one update: a difference means the metadata were edited.
   MG_CHECK(optimizer_steps == next_step, path, ": checkpoint metadata 'next_step' (", next_step,
            ") and 'optimizer_steps' (", optimizer_steps, ") disagree; each step is one update");
+  LogState saved_log;  // a format-1 checkpoint: unknown
+  if (file.metadata.at("format") != kCheckpointFormat1) {
+    saved_log.lines = metadata_count(file, "log_lines", path);
+    saved_log.loss_sum = metadata_number(file, "loss_sum", path);
+    saved_log.loss_count = metadata_count(file, "loss_count", path);
+  }
   optimizer_->set_steps(optimizer_steps);
   const nlohmann::json model_state = metadata_json(file, "model_state", path);
   try {
@@ -573,6 +600,7 @@ int64_t Trainer::load_checkpoint(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": checkpoint metadata 'model_state' is not valid (", e.what(), ")");
   }
+  if (log) *log = saved_log;
   return next_step;
 }
 

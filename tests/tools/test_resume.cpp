@@ -1,4 +1,5 @@
-// Runs that survive: a stop by SIGTERM, a torn log line, an edited or corrupt checkpoint. Each
+// Runs that survive: a stop by SIGTERM, a torn log line, intervals that do not divide each other,
+// an edited or corrupt checkpoint. Each
 // resume must continue the run exactly or refuse with an error naming the file, line or key.
 #include <doctest/doctest.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <tuple>
@@ -90,6 +92,28 @@ void edit_metadata(const fs::path& checkpoint, const std::string& key, const std
   save_safetensors(checkpoint.string(), file);
 }
 
+// The words of a tiny bAbI run (a task with epochs: its log has epoch lines).
+Words babi_run(const TempDir& tmp, const fs::path& out, int iterations) {
+  std::string stories;
+  for (int i = 0; i < 10; ++i)
+    stories +=
+        "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
+        "3 Where is Mary?\tbathroom\t1\n";
+  const std::string base = "data/tasks_1-20_v1-2/en/qa1_single-supporting-fact_";
+  tmp.write(base + "train.txt", stories);
+  tmp.write(base + "test.txt", stories);
+  return {"--task",          "babi",
+          "--model",         "memn2n",
+          "--data",          (tmp.path / "data").string(),
+          "--memory-size",   "2",
+          "--embedding-dim", "4",
+          "--batch",         "2",
+          "--iterations",    std::to_string(iterations),
+          "--threads",       "1",
+          "--quiet",         "--out",
+          out.string()};
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -140,6 +164,8 @@ TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run s
       {{"next_step", "-5"}, "'next_step' must be a whole number >= 0, got '-5'"},
       {{"next_step", "1"}, "'next_step' (1) and 'optimizer_steps' (2) disagree"},
       {{"optimizer_steps", "2.0"}, "'optimizer_steps' must be a whole number >= 0, got '2.0'"},
+      {{"loss_sum", "1e999"}, "'loss_sum' must be a finite number, got '1e999'"},
+      {{"log_lines", "two"}, "'log_lines' must be a whole number >= 0, got 'two'"},
       {{"model_state", "{"}, "checkpoint metadata 'model_state' is not valid JSON"},
       {{"format", "memgrad-checkpoint-9"},
        "checkpoint metadata 'format' is 'memgrad-checkpoint-9', not a memgrad checkpoint"},
@@ -246,7 +272,7 @@ TEST_CASE("a torn last log line is dropped with a note; any other bad line is an
   RunDir dir{run.string()};
   std::ofstream(dir.log(), std::ios::binary) << good_log << std::string(5, '\0');
   std::vector<std::string> notes;
-  dir.resume_log(2, notes);
+  CHECK(dir.resume_log(2, 2, notes) == 2);
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find(":3: dropped a torn last line '\\x00\\x00\\x00\\x00\\x00'") !=
         std::string::npos);
@@ -265,5 +291,47 @@ TEST_CASE("a torn last log line is dropped with a note; any other bad line is an
     CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}),
                          doctest::Contains(message), Error);
     CHECK(read_text(dir.log()) == text);  // left as it was
+  }
+}
+
+TEST_CASE("a resumed run's log is the uninterrupted run's, line for line, for any intervals") {
+  // Log every 3, checkpoint every 5, evaluate every 4 (sum2seq) or an epoch of 4 steps (bAbI):
+  // no interval divides another. The split run stops at 7 and at 11 (off every interval) and ends
+  // at 15 with the uninterrupted run. Compared: every field of every line but steps_per_s, the
+  // one wall-time field.
+  TempDir tmp;
+  const Words intervals = {"--log-every", "3", "--checkpoint-every", "5"};
+  auto sum2seq = [&](const fs::path& out, int iterations) {
+    return with_words(tiny_run(out, iterations),
+                      {"--log-every", "3", "--checkpoint-every", "5", "--eval-every", "4"});
+  };
+  auto babi = [&](const fs::path& out, int iterations) {
+    return with_words(babi_run(tmp, out, iterations), intervals);
+  };
+  for (const auto& make : {std::function<Words(const fs::path&, int)>(sum2seq),
+                           std::function<Words(const fs::path&, int)>(babi)}) {
+    const fs::path whole = tmp.path / "whole", split = tmp.path / "split";
+    fs::remove_all(whole);
+    fs::remove_all(split);
+    REQUIRE(cmd_train(make(whole, 15)) == 0);
+    REQUIRE(cmd_train(make(split, 7)) == 0);
+    for (const char* end : {"11", "15"})
+      REQUIRE(cmd_train({"--resume", split.string(), "--iterations", end, "--quiet"}) == 0);
+    const std::vector<nlohmann::json> a = log_without_wall_time(whole),
+                                      b = log_without_wall_time(split);
+    const std::string task = make(whole, 1)[1];
+    CAPTURE(task);
+    // Lines at steps 3, 6, 9, 12 and the last step 15, each of them a loss line, plus the task's
+    // eval (4, 8, 12, 15) or epoch lines.
+    int loss_lines = 0, other_lines = 0;
+    for (const auto& line : a) (line.contains("loss_mean") ? loss_lines : other_lines) += 1;
+    CHECK(loss_lines == 5);
+    CHECK(other_lines >= 3);
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(i);
+      CHECK(a[i].dump() == b[i].dump());
+    }
+    CHECK(read_text(whole / "metrics.json") == read_text(split / "metrics.json"));
   }
 }

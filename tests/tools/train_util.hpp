@@ -30,6 +30,20 @@ inline std::vector<double> logged_losses(const std::filesystem::path& dir) {
   return losses;
 }
 
+// The lines of a run's log.jsonl, parsed, without "steps_per_s": the one field that is wall time,
+// which no two runs share.
+inline std::vector<nlohmann::json> log_without_wall_time(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "log.jsonl");
+  std::vector<nlohmann::json> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    j.erase("steps_per_s");
+    lines.push_back(std::move(j));
+  }
+  return lines;
+}
+
 inline Words tiny_run(const std::filesystem::path& out, int iterations) {
   return {"--task",
           "sum2seq",
