@@ -1,6 +1,7 @@
 #include "engine/checkpoint.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,7 +58,44 @@ std::string metadata_checksum(const std::map<std::string, std::string>& metadata
   return hex64(h);
 }
 
+// fsync of the folder holding path, so that a rename into it is durable. Filesystems that cannot
+// sync a folder say EINVAL (or ENOTSUP); for them the rename is as durable as it gets.
+void sync_folder_of(const std::string& path) {
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  if (folder.empty()) folder = ".";
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  MG_CHECK(fd >= 0, "cannot open folder ", folder, " to sync it: ", std::strerror(errno));
+  const bool synced = ::fsync(fd) == 0 || errno == EINVAL || errno == ENOTSUP;
+  const std::string why = std::strerror(errno);
+  ::close(fd);
+  MG_CHECK(synced, "cannot sync folder ", folder, " after replacing ", path, ": ", why);
+}
+
 }  // namespace
+
+std::vector<std::string> remove_stale_temporaries(const std::string& path) {
+  std::vector<std::string> removed;
+  const std::filesystem::path target(path);
+  const std::filesystem::path folder =
+      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !entry.is_regular_file(ec)) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;  // not a name write_file_atomically makes
+    const pid_t pid = pid_t(std::stol(digits));
+    // kill(pid, 0) tests for a process without signalling it: EPERM means one exists (another
+    // user's); a PID reused by an unrelated process keeps its file until a later start.
+    const bool alive = pid != ::getpid() && (::kill(pid, 0) == 0 || errno == EPERM);
+    if (alive) continue;
+    if (std::filesystem::remove(entry.path(), ec)) removed.push_back(entry.path().string());
+  }
+  return removed;
+}
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
   // rename() would put a regular file in place of a device (/dev/null), a pipe or a link.
@@ -87,6 +125,7 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
     ::unlink(tmp.c_str());
     fail("cannot replace ", path, ": ", why);
   }
+  sync_folder_of(path);
 }
 
 void save_safetensors(const std::string& path, const TensorFile& file) {

@@ -3,8 +3,10 @@
 //   N bytes: JSON {"name": {"dtype": "F32"|"F64", "shape": [...], "data_offsets": [begin, end]},
 //                  ..., "__metadata__": {"key": "string value", ...}}
 //   the raw little-endian data, offsets relative to its start.
-// Writes go to a temporary file in the same folder that is renamed over the target, so a crash
-// never leaves a half-written checkpoint. Loading validates everything and names what is wrong.
+// Writes go to a temporary file "<path>.tmp.<pid>" in the same folder, synced, renamed over the
+// target, then the folder is synced: a crash never leaves a half-written checkpoint, and a
+// checkpoint that was written survives a power loss. Loading validates everything and names what
+// is wrong.
 //
 // Checksums: memgrad writes into __metadata__ a key "fnv1a64:<tensor name>" for every tensor, the
 // 64-bit FNV-1a hash of its data bytes as 16 lowercase hex digits, and "fnv1a64:__metadata__", the
@@ -40,8 +42,16 @@ TensorFile load_safetensors(const std::string& path);
 // read nothing, and the reader would then blame the file's contents).
 void check_not_directory(const std::string& path);
 
-// Writes `bytes` to path atomically (temporary file + fsync + rename).
+// Writes `bytes` to path atomically and durably (temporary file, fsync, rename, fsync of the
+// folder).
 void write_file_atomically(const std::string& path, const std::string& bytes);
+// Removes the temporaries "<path>.tmp.<pid>" that write_file_atomically left behind when its
+// process was killed: those whose process is gone (or is this one, which is not writing). A
+// temporary of a live process is another writer's, still in flight, and is kept (removing it
+// would fail that writer's rename); one whose pid was reused by an unrelated process stays until a
+// later start. Writers in other PID namespaces (containers sharing the folder) are not seen: keep
+// one run directory to one machine's processes. Returns the removed files.
+std::vector<std::string> remove_stale_temporaries(const std::string& path);
 
 // Adds every parameter as "<prefix><name>" to file.
 void add_parameters(TensorFile& file, const ParameterSet& params, const std::string& prefix = "");

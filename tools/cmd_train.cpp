@@ -166,7 +166,7 @@ int cmd_train(const Words& words) {
   reject_task_set_flags(given, trainer);
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   dir.create();
-  std::vector<std::string> notes;
+  std::vector<std::string> notes = dir.remove_stale_temporaries();
   const int64_t total = trainer.total_steps(), per_epoch = trainer.steps_per_epoch();
   int64_t start = 0;
   LogState log;

@@ -27,6 +27,8 @@ struct RunDir {
   // is dropped. Returns the number of lines kept; adds to `notes` what the user should know (a
   // torn line dropped, lines missing).
   int64_t resume_log(int64_t step, int64_t lines, std::vector<std::string>& notes) const;
+  // Removes the temporary files of killed writes (see remove_stale_temporaries); returns notes.
+  std::vector<std::string> remove_stale_temporaries() const;
 };
 
 }  // namespace memgrad::cli

@@ -183,3 +183,21 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(save_safetensors(bad.string(), reserved),
                        doctest::Contains("metadata key 'fnv1a64:a' is reserved"), Error);
 }
+
+TEST_CASE("stale temporaries: a dead writer's are removed, a live one's and others' kept") {
+  TempDir dir;
+  const std::string target = (dir.path / "ckpt.safetensors").string();
+  // A pid that no process has: 2^22 + 1 is above Linux's largest pid_max.
+  const std::string dead = target + ".tmp.4194305",
+                    live = target + ".tmp." + std::to_string(::getppid());
+  const std::string own = target + ".tmp." + std::to_string(::getpid());
+  const std::string other = (dir.path / "other.tmp.4194305").string(),
+                    not_pid = target + ".tmp.12x";
+  for (const std::string& p : {dead, live, own, other, not_pid}) write_bytes(p, "partial");
+  std::vector<std::string> removed = remove_stale_temporaries(target);
+  std::sort(removed.begin(), removed.end());
+  std::vector<std::string> want = {dead, own};
+  std::sort(want.begin(), want.end());
+  CHECK(removed == want);
+  for (const std::string& p : {live, other, not_pid}) CHECK(fs::exists(p));
+}

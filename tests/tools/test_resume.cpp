@@ -1,9 +1,10 @@
 // Runs that survive: a stop by SIGTERM, a torn log line, intervals that do not divide each other,
-// an edited or corrupt checkpoint. Each
-// resume must continue the run exactly or refuse with an error naming the file, line or key.
+// an edited or corrupt checkpoint, temporaries of killed writes. Each resume must continue the
+// run exactly or refuse with an error naming the file, line or key.
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "engine/error.hpp"
 #include "tests/test_util.hpp"
 #include "tests/tools/train_util.hpp"
+#include "tools/args.hpp"
 #include "tools/commands.hpp"
 #include "tools/run_dir.hpp"
 
@@ -64,6 +66,17 @@ std::string stderr_of(Fn fn) {
   ::close(saved);
   std::fclose(file);
   return read_text(path);
+}
+
+// A pid no process has: a child that has exited and been reaped.
+pid_t dead_pid() {
+  char arg0[] = "true";
+  char* argv[] = {arg0, nullptr};
+  pid_t pid = 0;
+  REQUIRE(posix_spawnp(&pid, "true", nullptr, nullptr, argv, environ) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return pid;
 }
 
 // Rewrites a safetensors file without its checksum entries, as a memgrad before them wrote it.
@@ -144,6 +157,89 @@ TEST_CASE(
   const std::vector<double> a = logged_losses(whole), b = logged_losses(run);
   REQUIRE(a.size() == size_t(end));
   CHECK(a == b);
+}
+
+TEST_CASE("a resumed run's log is the uninterrupted run's, line for line, for any intervals") {
+  // Log every 3, checkpoint every 5, evaluate every 4 (sum2seq) or an epoch of 4 steps (bAbI):
+  // no interval divides another. The split run stops at 7 and at 11 (off every interval) and ends
+  // at 15 with the uninterrupted run. Compared: every field of every line but steps_per_s, the
+  // one wall-time field.
+  TempDir tmp;
+  const Words intervals = {"--log-every", "3", "--checkpoint-every", "5"};
+  auto sum2seq = [&](const fs::path& out, int iterations) {
+    return with_words(tiny_run(out, iterations),
+                      {"--log-every", "3", "--checkpoint-every", "5", "--eval-every", "4"});
+  };
+  auto babi = [&](const fs::path& out, int iterations) {
+    return with_words(babi_run(tmp, out, iterations), intervals);
+  };
+  for (const auto& make : {std::function<Words(const fs::path&, int)>(sum2seq),
+                           std::function<Words(const fs::path&, int)>(babi)}) {
+    const fs::path whole = tmp.path / "whole", split = tmp.path / "split";
+    fs::remove_all(whole);
+    fs::remove_all(split);
+    REQUIRE(cmd_train(make(whole, 15)) == 0);
+    REQUIRE(cmd_train(make(split, 7)) == 0);
+    for (const char* end : {"11", "15"})
+      REQUIRE(cmd_train({"--resume", split.string(), "--iterations", end, "--quiet"}) == 0);
+    const std::vector<nlohmann::json> a = log_without_wall_time(whole),
+                                      b = log_without_wall_time(split);
+    const std::string task = make(whole, 1)[1];
+    CAPTURE(task);
+    // Lines at steps 3, 6, 9, 12 and the last step 15, each of them a loss line, plus the task's
+    // eval (4, 8, 12, 15) or epoch lines.
+    int loss_lines = 0, other_lines = 0;
+    for (const auto& line : a) (line.contains("loss_mean") ? loss_lines : other_lines) += 1;
+    CHECK(loss_lines == 5);
+    CHECK(other_lines >= 3);
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(i);
+      CHECK(a[i].dump() == b[i].dump());
+    }
+    CHECK(read_text(whole / "metrics.json") == read_text(split / "metrics.json"));
+  }
+}
+
+TEST_CASE("a torn last log line is dropped with a note; any other bad line is an error") {
+  TempDir tmp;
+  const fs::path whole = tmp.path / "whole", run = tmp.path / "run";
+  REQUIRE(cmd_train(tiny_run(whole, 4)) == 0);
+  REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
+  // A kill or power loss in the middle of writing the next line.
+  const std::string good_log = read_text(run / "log.jsonl");
+  append_text(run / "log.jsonl", "{\"step\":2,\"loss\":1.2");
+  const std::string note = stderr_of([&] {
+    REQUIRE(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}) == 0);
+  });
+  CHECK(note.find("log.jsonl:3: dropped a torn last line '{\"step\":2,\"loss\":1.2'") !=
+        std::string::npos);
+  CHECK(logged_losses(run) == logged_losses(whole));
+
+  // Power loss can also leave zeros where the line was.
+  RunDir dir{run.string()};
+  std::ofstream(dir.log(), std::ios::binary) << good_log << std::string(5, '\0');
+  std::vector<std::string> notes;
+  CHECK(dir.resume_log(2, 2, notes) == 2);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find(":3: dropped a torn last line '\\x00\\x00\\x00\\x00\\x00'") !=
+        std::string::npos);
+  CHECK(read_text(dir.log()) == good_log);
+
+  // Not torn: a bad line followed by others, a complete bad last line, a line without a step.
+  const std::pair<std::string, const char*> bad[] = {
+      {"garbage\n" + good_log, "log.jsonl:1: not a log line"},
+      {good_log + "{\"step\":2}garbage\n", "log.jsonl:3: not a log line"},
+      {good_log + "{\"loss\":1}\n", "log.jsonl:3: not a log line"},
+      {good_log + "{\"step\":\"2\"}\n", "log.jsonl:3: not a log line"},
+  };
+  for (const auto& [text, message] : bad) {
+    CAPTURE(message);
+    std::ofstream(dir.log(), std::ios::binary) << text;
+    CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}),
+                         doctest::Contains(message), Error);
+    CHECK(read_text(dir.log()) == text);  // left as it was
+  }
 }
 
 TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run settings compared") {
@@ -253,85 +349,34 @@ TEST_CASE(
   CHECK(logged_losses(run).size() == 3);
 }
 
-TEST_CASE("a torn last log line is dropped with a note; any other bad line is an error") {
+TEST_CASE("temporaries of killed writes are removed at the next start, a live writer's kept") {
   TempDir tmp;
-  const fs::path whole = tmp.path / "whole", run = tmp.path / "run";
-  REQUIRE(cmd_train(tiny_run(whole, 4)) == 0);
+  const fs::path run = tmp.path / "run";
   REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
-  // A kill or power loss in the middle of writing the next line.
-  const std::string good_log = read_text(run / "log.jsonl");
-  append_text(run / "log.jsonl", "{\"step\":2,\"loss\":1.2");
-  const std::string note = stderr_of([&] {
-    REQUIRE(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}) == 0);
+  const std::string dead = std::to_string(dead_pid()), live = std::to_string(::getppid());
+  const fs::path stale[] = {run / ("checkpoint.safetensors.tmp." + dead),
+                            run / ("log.jsonl.tmp." + dead), run / ("metrics.json.tmp." + dead),
+                            run / ("config.json.tmp." + std::to_string(::getpid()))};
+  const fs::path kept[] = {run / ("checkpoint.safetensors.tmp." + live),  // another writer
+                           run / "checkpoint.safetensors.tmp.x1",         // not a pid
+                           run / ("notes.txt.tmp." + dead)};              // not memgrad's
+  for (const fs::path& p : stale) std::ofstream(p) << "partial";
+  for (const fs::path& p : kept) std::ofstream(p) << "partial";
+  const std::string notes = stderr_of([&] {
+    REQUIRE(cmd_train({"--resume", run.string(), "--iterations", "3", "--quiet"}) == 0);
   });
-  CHECK(note.find("log.jsonl:3: dropped a torn last line '{\"step\":2,\"loss\":1.2'") !=
-        std::string::npos);
-  CHECK(logged_losses(run) == logged_losses(whole));
-
-  // Power loss can also leave zeros where the line was.
-  RunDir dir{run.string()};
-  std::ofstream(dir.log(), std::ios::binary) << good_log << std::string(5, '\0');
-  std::vector<std::string> notes;
-  CHECK(dir.resume_log(2, 2, notes) == 2);
-  REQUIRE(notes.size() == 1);
-  CHECK(notes[0].find(":3: dropped a torn last line '\\x00\\x00\\x00\\x00\\x00'") !=
-        std::string::npos);
-  CHECK(read_text(dir.log()) == good_log);
-
-  // Not torn: a bad line followed by others, a complete bad last line, a line without a step.
-  const std::pair<std::string, const char*> bad[] = {
-      {"garbage\n" + good_log, "log.jsonl:1: not a log line"},
-      {good_log + "{\"step\":2}garbage\n", "log.jsonl:3: not a log line"},
-      {good_log + "{\"loss\":1}\n", "log.jsonl:3: not a log line"},
-      {good_log + "{\"step\":\"2\"}\n", "log.jsonl:3: not a log line"},
-  };
-  for (const auto& [text, message] : bad) {
-    CAPTURE(message);
-    std::ofstream(dir.log(), std::ios::binary) << text;
-    CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}),
-                         doctest::Contains(message), Error);
-    CHECK(read_text(dir.log()) == text);  // left as it was
+  for (const fs::path& p : stale) {
+    CAPTURE(p);
+    CHECK_FALSE(fs::exists(p));
+    CHECK(notes.find("removed " + p.string() + ", left by a write whose process was killed") !=
+          std::string::npos);
   }
-}
-
-TEST_CASE("a resumed run's log is the uninterrupted run's, line for line, for any intervals") {
-  // Log every 3, checkpoint every 5, evaluate every 4 (sum2seq) or an epoch of 4 steps (bAbI):
-  // no interval divides another. The split run stops at 7 and at 11 (off every interval) and ends
-  // at 15 with the uninterrupted run. Compared: every field of every line but steps_per_s, the
-  // one wall-time field.
-  TempDir tmp;
-  const Words intervals = {"--log-every", "3", "--checkpoint-every", "5"};
-  auto sum2seq = [&](const fs::path& out, int iterations) {
-    return with_words(tiny_run(out, iterations),
-                      {"--log-every", "3", "--checkpoint-every", "5", "--eval-every", "4"});
-  };
-  auto babi = [&](const fs::path& out, int iterations) {
-    return with_words(babi_run(tmp, out, iterations), intervals);
-  };
-  for (const auto& make : {std::function<Words(const fs::path&, int)>(sum2seq),
-                           std::function<Words(const fs::path&, int)>(babi)}) {
-    const fs::path whole = tmp.path / "whole", split = tmp.path / "split";
-    fs::remove_all(whole);
-    fs::remove_all(split);
-    REQUIRE(cmd_train(make(whole, 15)) == 0);
-    REQUIRE(cmd_train(make(split, 7)) == 0);
-    for (const char* end : {"11", "15"})
-      REQUIRE(cmd_train({"--resume", split.string(), "--iterations", end, "--quiet"}) == 0);
-    const std::vector<nlohmann::json> a = log_without_wall_time(whole),
-                                      b = log_without_wall_time(split);
-    const std::string task = make(whole, 1)[1];
-    CAPTURE(task);
-    // Lines at steps 3, 6, 9, 12 and the last step 15, each of them a loss line, plus the task's
-    // eval (4, 8, 12, 15) or epoch lines.
-    int loss_lines = 0, other_lines = 0;
-    for (const auto& line : a) (line.contains("loss_mean") ? loss_lines : other_lines) += 1;
-    CHECK(loss_lines == 5);
-    CHECK(other_lines >= 3);
-    REQUIRE(a.size() == b.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-      CAPTURE(i);
-      CHECK(a[i].dump() == b[i].dump());
-    }
-    CHECK(read_text(whole / "metrics.json") == read_text(split / "metrics.json"));
+  for (const fs::path& p : kept) {
+    CAPTURE(p);
+    CHECK(fs::exists(p));
   }
+  // A new run (--overwrite) cleans up too.
+  std::ofstream(stale[0]) << "partial";
+  REQUIRE(cmd_train(with_words(tiny_run(run, 1), {"--overwrite"})) == 0);
+  CHECK_FALSE(fs::exists(stale[0]));
 }
