@@ -107,17 +107,10 @@ void edit_metadata(const fs::path& checkpoint, const std::string& key, const std
 
 // The words of a tiny bAbI run (a task with epochs: its log has epoch lines).
 Words babi_run(const TempDir& tmp, const fs::path& out, int iterations) {
-  std::string stories;
-  for (int i = 0; i < 10; ++i)
-    stories +=
-        "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
-        "3 Where is Mary?\tbathroom\t1\n";
-  const std::string base = "data/tasks_1-20_v1-2/en/qa1_single-supporting-fact_";
-  tmp.write(base + "train.txt", stories);
-  tmp.write(base + "test.txt", stories);
+  const fs::path data = write_babi_qa1(tmp, "data");
   return {"--task",          "babi",
           "--model",         "memn2n",
-          "--data",          (tmp.path / "data").string(),
+          "--data",          data.string(),
           "--memory-size",   "2",
           "--embedding-dim", "4",
           "--batch",         "2",

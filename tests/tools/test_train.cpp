@@ -282,16 +282,7 @@ TEST_CASE("a run directory with bad contents is an error naming the file") {
 
 TEST_CASE("a bAbI run: a task setting named like a model size, resuming with its data moved") {
   TempDir tmp;
-  std::string stories;
-  for (int i = 0; i < 10; ++i)
-    stories +=
-        "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
-        "3 Where is Mary?\tbathroom\t1\n";
-  const std::string base = "tasks_1-20_v1-2/en/qa1_single-supporting-fact_";
-  for (const char* where : {"a", "b"}) {
-    tmp.write(std::string(where) + "/" + base + "train.txt", stories);
-    tmp.write(std::string(where) + "/" + base + "test.txt", stories);
-  }
+  for (const char* where : {"a", "b"}) write_babi_qa1(tmp, where);
   const fs::path run = tmp.path / "run";
   // --memory-size is babi's setting (memories per question) and a size memn2n takes from it.
   REQUIRE(cmd_train({"--task",          "babi",

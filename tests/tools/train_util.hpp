@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.hpp"
 #include "tools/commands.hpp"
 
 namespace memgrad::test {
@@ -74,6 +75,20 @@ inline Words tiny_run(const std::filesystem::path& out, int iterations) {
           "--quiet",
           "--out",
           out.string()};
+}
+
+// Writes a tiny bAbI task 1 (ten copies of one story, as training and test file) into
+// tmp/folder, laid out as the data set is distributed; returns the folder.
+inline std::filesystem::path write_babi_qa1(const TempDir& tmp, const std::string& folder) {
+  std::string stories;
+  for (int i = 0; i < 10; ++i)
+    stories +=
+        "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
+        "3 Where is Mary?\tbathroom\t1\n";
+  const std::string base = folder + "/tasks_1-20_v1-2/en/qa1_single-supporting-fact_";
+  tmp.write(base + "train.txt", stories);
+  tmp.write(base + "test.txt", stories);
+  return tmp.path / folder;
 }
 
 // Words with `extra` over them: an option words already has takes extra's value (an option may
