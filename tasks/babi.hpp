@@ -72,9 +72,8 @@ struct RawFile {
 // question (a tab on a line whose text is not a question), an empty answer, more than three
 // tab-separated fields, a supporting-fact id that does not name an earlier statement of the
 // story, and a line longer than 64 KiB (bAbI lines are under 100 bytes); "path: cannot open" for
-// a missing or unreadable file. Blank lines are skipped. File text quoted in a message has bytes
-// outside printable ASCII escaped as \xNN and is cut at 60 characters with "...". A file with no
-// questions is read without error (load() rejects it).
+// a missing or unreadable file. Blank lines are skipped. File text in a message is quote()d
+// (engine/quote.hpp). A file with no questions is read without error (load() rejects it).
 RawFile read_file(const std::string& path);
 
 // The file of one task: <data_dir>/tasks_1-20_v1-2/<set>/qa<task>_*_<split>.txt (data_dir may

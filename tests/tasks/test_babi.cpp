@@ -337,7 +337,7 @@ TEST_CASE("babi: random_time is a fraction in [0, 1]") {
   CHECK_HAS(error_of([&] {
               create_task("babi", {{"data_dir", dir.path.string()}, {"memory_size", 4294967297}});
             }),
-            "babi: memory_size must be a whole number in [1, 2147483647], got 4294967297");
+            "babi: memory_size must be a whole number in [1, 2147483647], got '4294967297'");
   CHECK_HAS(error_of([&] {
               create_task("babi", {{"data_dir", dir.path.string()}, {"memory_size", 2.5}});
             }),
@@ -418,10 +418,10 @@ TEST_CASE("babi: file text quoted in errors is escaped and cut") {
   CHECK_HAS(err(elf), p + ":1: bad line id '\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00' (a line");
   CHECK_HAS(err("\xc3\xa9t\xc3\xa9\\ Mary went home.\n"),
             p + ":1: bad line id '\\xc3\\xa9t\\xc3\\xa9\\\\' (a line");
-  // Long quotes are cut to 60 characters and "...".
+  // Long quotes are cut to 60 characters and "...", with the full length.
   const std::string long_id(500, 'x');
   const std::string e = err(long_id + " Mary went home.\n");
-  CHECK_HAS(e, p + ":1: bad line id '" + std::string(60, 'x') + "...' (a line");
+  CHECK_HAS(e, p + ":1: bad line id '" + std::string(60, 'x') + "...' (500 bytes) (a line");
   CHECK(e.size() < 200);
   CHECK_HAS(
       err(std::string(100, '\x01') + "\n"), p + ":1: bad line id '" + [] {
