@@ -13,8 +13,10 @@
 #include <string_view>
 #include <utility>
 
+#include "engine/checksums.hpp"
 #include "engine/error.hpp"
 #include "engine/quote.hpp"
+#include "engine/utf8.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/task.hpp"
 
@@ -85,8 +87,12 @@ std::vector<std::string> tokenize(const std::string& text) {
 }
 
 RawFile read_file(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   MG_CHECK(in.good(), path, ": cannot open (missing or unreadable file)");
+  return read_stream(in, path);
+}
+
+RawFile read_stream(std::istream& in, const std::string& path) {
   RawFile file;
   file.path = path;
   std::string line;
@@ -103,9 +109,15 @@ RawFile read_file(const std::string& path) {
     MG_CHECK(!in.fail(), path, ":", line_no, ": line longer than ", kMaxLineBytes,
              " bytes (not a bAbI text file?): ", quote({buffer.data(), size_t(got)}));
     line.assign(buffer.data(), size_t(in.eof() ? got : got - 1));  // without the '\n'
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (trim(line).empty()) continue;
     auto bad = [&](const auto&... parts) { fail(path, ":", line_no, ": ", parts...); };
+    // A last line without its '\n' is a file cut short: its last word may be half a word.
+    if (in.eof())
+      bad("the file ends inside this line (no newline after it: truncated?): ", quote(line));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    // NUL, other control characters and non-UTF-8 bytes (Latin-1) would otherwise become tokens.
+    if (const size_t at = first_non_text_byte(line); at != std::string::npos)
+      bad(describe_non_text_byte(line, at), "; a bAbI file is UTF-8 text: ", quote(line));
+    if (trim(line).empty()) continue;
 
     const size_t space = line.find_first_of(" \t");
     const std::string id_text = line.substr(0, space);
@@ -187,6 +199,15 @@ std::string task_file(const std::string& data_dir, const std::string& set, int t
   return found[0];
 }
 
+std::string data_folder(const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(data_dir).lexically_normal();
+  std::error_code ec;
+  if (!fs::is_directory(dir / kDataFolder, ec) && dir.filename() == kDataFolder)
+    return dir.parent_path().string();
+  return dir.string();
+}
+
 std::vector<int> parse_task_list(const std::string& spec_in) {
   const std::string spec = lower(trim(spec_in));
   std::vector<int> tasks;
@@ -240,8 +261,11 @@ Data load(const LoadOptions& o) {
   d.set = o.set;
   d.tasks = o.tasks;
   // Read every file first, so that a missing or unusable one is reported before any work.
+  const std::string top = data_folder(o.data_dir);
   auto read = [&](int task, const std::string& split) {
-    RawFile f = read_file(task_file(o.data_dir, o.set, task, split));
+    const std::string path = task_file(o.data_dir, o.set, task, split);
+    check_listed_sha256(path, top);
+    RawFile f = read_file(path);
     if (f.questions.empty()) {
       size_t statements = 0;
       for (const auto& story : f.stories) statements += story.size();

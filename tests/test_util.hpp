@@ -7,9 +7,11 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "engine/error.hpp"
 #include "engine/gradcheck.hpp"
 #include "engine/tensor.hpp"
 
@@ -56,6 +58,16 @@ struct TempDir {
     return p.string();
   }
 };
+
+// The message of the memgrad::Error that f throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 // Runs every registered gradient-check case of the given ops; each must pass, and each op must
 // have at least min_cases cases.
