@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "engine/error.hpp"
 #include "engine/gradcheck.hpp"
 #include "engine/tensor.hpp"
 
@@ -85,6 +87,16 @@ inline bool shared_data_present(const std::string& path) {
   ++skipped_for_data();
   MESSAGE("SKIPPED: " << path << " not found; nothing checked");
   return false;
+}
+
+// The message of the memgrad::Error that f throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 // Runs every registered gradient-check case of the given ops; each must pass, and each op must
