@@ -9,6 +9,7 @@
 #include "engine/threads.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/model_selection.hpp"
 #include "tools/progress.hpp"
 #include "tools/run_dir.hpp"
 #include "tools/trainer.hpp"
@@ -44,7 +45,10 @@ const char* kHelp = R"(usage: memgrad train --task TASK --model MODEL [options] 
 
 Trains MODEL on TASK and writes DIR (default runs/MODEL-TASK): config.json (every setting),
 log.jsonl (one JSON line per logged step and per epoch), checkpoint.safetensors (parameters,
-optimizer state, schedule; written atomically) and metrics.json (test metrics at the end).
+optimizer state, schedule; written atomically) and metrics.json (test metrics at the end). A task
+that selects by a validation score (physionet2012: validation AUC-ROC) is scored at every epoch
+end; the best epoch's parameters go to best.safetensors (best.json says which epoch) and are the
+ones metrics.json, eval and inspect use.
 Ctrl-C or SIGTERM (kill, timeout, a job scheduler) finishes the step in progress, saves a checkpoint
 and stops (exit code 130 or 143); --resume DIR continues exactly where the run stopped (the
 same losses as an uninterrupted run with the same seed and threads); a resumed run keeps its
@@ -180,9 +184,11 @@ int cmd_train(const Words& words) {
     std::error_code ec;
     for (const std::string& file : {dir.log(), dir.metrics(), dir.checkpoint()})
       std::filesystem::remove(file, ec);
+    BestEpoch::remove(dir);
     log.lines = 0;
   }
   for (const std::string& note : notes) std::fprintf(stderr, "memgrad train: %s\n", note.c_str());
+  BestEpoch best(dir, trainer);
   nlohmann::json config_json = trainer.config().to_json();
   config_json["intervals"] = {{"log_every", flags["log_every"]},
                               {"checkpoint_every", flags["checkpoint_every"]},
@@ -217,7 +223,7 @@ int cmd_train(const Words& words) {
     ++log.lines;
   };
   StepTiming last;
-  nlohmann::json metrics;  // the test metrics at the end, when the last step evaluated them
+  nlohmann::json metrics;  // the last step's test metrics, when an eval was due there
   for (int64_t step = start; step < total; ++step) {
     const StepTiming t = last = trainer.train_step(step);
     MG_CHECK(std::isfinite(t.loss) && std::isfinite(t.grad_norm), "training diverged: loss ",
@@ -240,6 +246,7 @@ int cmd_train(const Words& words) {
       const std::string note = trainer.end_epoch(done / per_epoch);
       nlohmann::json line = {{"step", step}, {"epoch", done / per_epoch}};
       if (!note.empty()) line["note"] = note;
+      line.update(best.end_epoch(done / per_epoch, done));
       append(line);
     }
     if (eval_every > 0 && done % eval_every == 0) {
@@ -249,7 +256,7 @@ int cmd_train(const Words& words) {
     }
     if (done % ckpt_every == 0 || done == total || g_interrupted) {
       dir.sync_log();  // the lines the checkpoint counts are on disk before it is
-      trainer.save_checkpoint(dir.checkpoint(), done, log);
+      trainer.save_checkpoint(dir.checkpoint(), done, &log);
     }
     if (const int signal = g_interrupted) {
       progress.finish();
@@ -265,7 +272,11 @@ int cmd_train(const Words& words) {
   // checkpoint does not count it, so a resume that trains on replaces it by the interval's line.
   if (start < total && total % log_every != 0) dir.append_log(loss_line(total - 1, last));
   progress.finish();
-  if (metrics.is_null()) metrics = trainer.evaluate();
+  // The metrics of the best epoch's parameters when the task selects one, else of the last
+  // step's (already evaluated when an eval was due there).
+  const nlohmann::json selected = best.restore();
+  if (!selected.is_null() || metrics.is_null()) metrics = trainer.evaluate();
+  if (!selected.is_null()) metrics["selected"] = selected;
   dir.write_json(dir.metrics(), metrics);
   if (flags["json"].get<bool>())
     std::cout << metrics.dump(2) << "\n";

@@ -427,6 +427,18 @@ nlohmann::json Trainer::evaluate(bool teacher_forcing) {
   return task_->evaluate(predict, batch_, config_.dtype);
 }
 
+std::optional<double> Trainer::selection_score() {
+  Tape tape(config_.seed);
+  NoGradScope no_grad(tape);
+  ForwardOptions opts;
+  opts.training = false;
+  Predictor predict = [&](const Batch& batch) {
+    tape.reset();
+    return model_->forward(tape, batch, opts).predictions.value().clone();
+  };
+  return task_->selection_score(predict, batch_, config_.dtype);
+}
+
 namespace {
 // The first element of t that is NaN or infinite, as a message; empty when all are finite.
 std::string non_finite(const Tensor& t, const std::string& name) {
@@ -442,8 +454,9 @@ namespace {
 // and "optim/<optimizer state>", with the metadata format, next_step (the first step a resume
 // trains), optimizer_steps (the updates made, equal to next_step), model_state (JSON: the model's
 // schedule), run_config (JSON: the run's settings, as in config.json) and log_lines, loss_sum,
-// loss_count (LogState). The format tag of the checkpoints this memgrad writes: 2 added the
-// checksums and the log state; 1 (without them) still loads, with a warning.
+// loss_count (LogState; not in a file of parameters only, best.safetensors). The format tag of the
+// checkpoints this memgrad writes: 2 added the checksums and the log state; 1 (without them) still
+// loads, with a warning.
 const std::string kCheckpointFormat = "memgrad-checkpoint-2";
 const std::string kCheckpointFormat1 = "memgrad-checkpoint-1";
 
@@ -551,7 +564,7 @@ void check_same_run(const RunConfig& run, const TensorFile& file, const std::str
 }  // namespace
 
 void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
-                              const LogState& log) const {
+                              const LogState* log) const {
   // A finite loss can still come with an update that overflows (a huge learning rate): such
   // parameters are not saved over the last good checkpoint.
   for (size_t i = 0; i < model_->params().size(); ++i) {
@@ -568,9 +581,11 @@ void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
   file.metadata["optimizer_steps"] = std::to_string(optimizer_->steps());
   file.metadata["model_state"] = model_->training_state().dump();
   file.metadata["run_config"] = config_.to_json().dump();
-  file.metadata["log_lines"] = std::to_string(log.lines);
-  file.metadata["loss_sum"] = exact_text(log.loss_sum);
-  file.metadata["loss_count"] = std::to_string(log.loss_count);
+  if (log) {
+    file.metadata["log_lines"] = std::to_string(log->lines);
+    file.metadata["loss_sum"] = exact_text(log->loss_sum);
+    file.metadata["loss_count"] = std::to_string(log->loss_count);
+  }
   save_safetensors(path, file);
 }
 

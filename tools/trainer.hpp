@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,11 +63,17 @@ class Trainer {
   // teacher_forcing, which feeds them the targets as in training: the gap between the two is the
   // cost of exposure to the model's own errors.
   nlohmann::json evaluate(bool teacher_forcing = false);
+  // The task's validation score for model selection (Task::selection_score); nullopt when the
+  // task selects nothing.
+  std::optional<double> selection_score();
   // Called at each epoch boundary: validation, the model's schedule hook. Returns a log note.
   std::string end_epoch(int64_t epoch);
   double current_lr(int64_t step) const;
 
-  void save_checkpoint(const std::string& path, int64_t next_step, const LogState& log) const;
+  // `log`: where the run's log stood, for a checkpoint to resume from; null for a file of
+  // parameters that is never resumed from (best.safetensors).
+  void save_checkpoint(const std::string& path, int64_t next_step,
+                       const LogState* log = nullptr) const;
   // Restores parameters, optimizer state and the model's schedule; returns the next step and
   // fills `log`. The checkpoint's run settings must be this run's (but for its length and data
   // folder): an Error names the first that differs.
