@@ -189,6 +189,7 @@ int cmd_train(const Words& words) {
   }
   for (const std::string& note : notes) std::fprintf(stderr, "memgrad train: %s\n", note.c_str());
   BestEpoch best(dir, trainer);
+  if (log.best_epoch) best.resume(*log.best_epoch);
   nlohmann::json config_json = trainer.config().to_json();
   config_json["intervals"] = {{"log_every", flags["log_every"]},
                               {"checkpoint_every", flags["checkpoint_every"]},
@@ -256,6 +257,7 @@ int cmd_train(const Words& words) {
     }
     if (done % ckpt_every == 0 || done == total || g_interrupted) {
       dir.sync_log();  // the lines the checkpoint counts are on disk before it is
+      log.best_epoch = best.record();
       trainer.save_checkpoint(dir.checkpoint(), done, &log);
     }
     if (const int signal = g_interrupted) {

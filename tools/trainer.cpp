@@ -454,9 +454,9 @@ namespace {
 // and "optim/<optimizer state>", with the metadata format, next_step (the first step a resume
 // trains), optimizer_steps (the updates made, equal to next_step), model_state (JSON: the model's
 // schedule), run_config (JSON: the run's settings, as in config.json) and log_lines, loss_sum,
-// loss_count (LogState; not in a file of parameters only, best.safetensors). The format tag of the
-// checkpoints this memgrad writes: 2 added the checksums and the log state; 1 (without them) still
-// loads, with a warning.
+// loss_count, best_epoch (LogState; not in a file of parameters only, best.safetensors). The format
+// tag of the checkpoints this memgrad writes: 2 added the checksums and the log state; 1 (without
+// them) still loads, with a warning.
 const std::string kCheckpointFormat = "memgrad-checkpoint-2";
 const std::string kCheckpointFormat1 = "memgrad-checkpoint-1";
 
@@ -585,6 +585,7 @@ void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
     file.metadata["log_lines"] = std::to_string(log->lines);
     file.metadata["loss_sum"] = exact_text(log->loss_sum);
     file.metadata["loss_count"] = std::to_string(log->loss_count);
+    file.metadata["best_epoch"] = log->best_epoch.value_or(nullptr).dump();
   }
   save_safetensors(path, file);
 }
@@ -603,6 +604,7 @@ int64_t Trainer::load_checkpoint(const std::string& path, LogState* log) {
     saved_log.lines = metadata_count(file, "log_lines", path);
     saved_log.loss_sum = metadata_number(file, "loss_sum", path);
     saved_log.loss_count = metadata_count(file, "loss_count", path);
+    saved_log.best_epoch = metadata_json(file, "best_epoch", path);
   }
   const nlohmann::json model_state = metadata_json(file, "model_state", path);
   for (auto& [name, t] : optimizer_->state()) {

@@ -40,6 +40,10 @@ struct LogState {
   int64_t lines = -1;      // lines the run had written (-1: unknown, a memgrad-checkpoint-1)
   double loss_sum = 0;     // losses of the steps since the last loss line, summed in step order
   int64_t loss_count = 0;  // and how many
+  // Model selection (tools/model_selection.hpp): the best epoch's record so far, which decides
+  // the "best" field of the next epoch lines (null: none yet, or the task does not select;
+  // nullopt: not recorded, a memgrad-checkpoint-1).
+  std::optional<nlohmann::json> best_epoch;
 };
 
 struct StepTiming {
