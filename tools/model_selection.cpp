@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
 
 namespace memgrad::cli {
@@ -48,6 +49,14 @@ nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
 
 nlohmann::json BestEpoch::restore() {
   if (!best_) return nullptr;
+  // A kill after a later best epoch, then a resume that stopped before redoing it, leaves in
+  // best.safetensors the parameters of an epoch this run's record has not reached.
+  const std::string step = (*best_)["step"].dump();
+  const std::string saved = load_safetensors(dir_.best()).metadata["next_step"];
+  MG_CHECK(saved == step, dir_.best(), ": holds the parameters of step ", saved,
+           ", not those of the best epoch so far (", (*best_)["epoch"].dump(), ", step ", step,
+           "): a later best epoch was saved before the run was killed; resume it past step ", saved,
+           " to select again");
   trainer_.load_parameters_from(dir_.best());
   return *best_;
 }

@@ -405,6 +405,12 @@ TEST_CASE("a run killed between a best epoch and the next checkpoint resumes to 
   REQUIRE(cmd_train({"--resume", split.string(), "--iterations", std::to_string(best_step + 2),
                      "--quiet"}) == 0);
   std::ofstream(split / "checkpoint.safetensors", std::ios::binary) << saved;
+  // Ended there, the run cannot use best.safetensors: it holds the later epoch's parameters.
+  const std::string later =
+      "best.safetensors: holds the parameters of step " + std::to_string(best_step + 1);
+  CHECK_THROWS_WITH_AS(
+      cmd_train({"--resume", split.string(), "--iterations", std::to_string(best_step), "--quiet"}),
+      doctest::Contains(later.c_str()), Error);
   REQUIRE(cmd_train({"--resume", split.string(), "--iterations", "36", "--quiet"}) == 0);
   const std::vector<nlohmann::json> a = log_without_wall_time(whole),
                                     b = log_without_wall_time(split);
