@@ -129,7 +129,7 @@ int64_t RunDir::resume_log(int64_t step, int64_t lines, std::vector<std::string>
 
 std::vector<std::string> RunDir::remove_stale_temporaries() const {
   std::vector<std::string> notes;
-  for (const std::string& file : {config(), log(), checkpoint(), metrics()})
+  for (const std::string& file : {config(), log(), checkpoint(), metrics(), best(), best_info()})
     for (const std::string& removed : memgrad::remove_stale_temporaries(file))
       notes.push_back("removed " + removed + ", left by a write whose process was killed");
   return notes;

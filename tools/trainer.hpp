@@ -5,8 +5,8 @@
 #include <chrono>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +40,10 @@ struct LogState {
   int64_t lines = -1;      // lines the run had written (-1: unknown, a memgrad-checkpoint-1)
   double loss_sum = 0;     // losses of the steps since the last loss line, summed in step order
   int64_t loss_count = 0;  // and how many
+  // Model selection (tools/model_selection.hpp): the best epoch's record so far, which decides
+  // the "best" field of the next epoch lines (null: none yet, or the task does not select;
+  // nullopt: not recorded, a memgrad-checkpoint-1).
+  std::optional<nlohmann::json> best_epoch;
 };
 
 struct StepTiming {
@@ -70,7 +74,10 @@ class Trainer {
   std::string end_epoch(int64_t epoch);
   double current_lr(int64_t step) const;
 
-  void save_checkpoint(const std::string& path, int64_t next_step, const LogState& log) const;
+  // `log`: where the run's log stood, for a checkpoint to resume from; null for a file of
+  // parameters that is never resumed from (best.safetensors).
+  void save_checkpoint(const std::string& path, int64_t next_step,
+                       const LogState* log = nullptr) const;
   // Restores parameters, optimizer state and the model's schedule; returns the next step and
   // fills `log`. The checkpoint's run settings must be this run's (but for its length and data
   // folder): an Error names the first that differs.
