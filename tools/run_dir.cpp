@@ -1,11 +1,13 @@
 #include "tools/run_dir.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "engine/quote.hpp"
 
 namespace memgrad::cli {
 
@@ -26,7 +28,7 @@ nlohmann::json RunDir::read_json(const std::string& file) const {
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    fail(file, ": invalid JSON: ", e.what());
+    fail(file, ": invalid JSON: ", escape(e.what(), 200));
   }
 }
 
@@ -49,9 +51,19 @@ void RunDir::truncate_log(int64_t step) const {
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception&) {
-      fail(log(), ":", number, ": not a JSON line");
+      fail(log(), ":", number, ": not a JSON line: ", quote(line));
     }
-    if (j.contains("step") && j["step"].get<int64_t>() >= step) continue;
+    MG_CHECK(j.is_object(), log(), ":", number, ": not a JSON object: ", quote(line));
+    // A step that is not a whole number used to escape as a JSON type error (a string) or
+    // overflow the conversion to int64 (1e300).
+    const auto s = j.find("step");
+    if (s != j.end()) {
+      MG_CHECK(s->is_number_integer(), log(), ":", number,
+               ": \"step\" must be a whole number, got ", quote(s->dump()));
+      if (s->is_number_unsigned() ? s->get<uint64_t>() >= uint64_t(std::max<int64_t>(step, 0))
+                                  : s->get<int64_t>() >= step)
+        continue;
+    }
     kept << line << '\n';
   }
   write_file_atomically(log(), kept.str());
