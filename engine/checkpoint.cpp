@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/quote.hpp"
+
 namespace memgrad {
 
 static_assert(std::endian::native == std::endian::little,
@@ -205,7 +207,7 @@ TensorFile load_safetensors(const std::string& path) {
     header =
         nlohmann::ordered_json::parse(bytes.begin() + 8, bytes.begin() + 8 + std::ptrdiff_t(n));
   } catch (const nlohmann::json::exception& e) {
-    fail(path, ": corrupt header: ", e.what());
+    fail(path, ": corrupt header: ", escape(e.what(), 200));
   }
   MG_CHECK(header.is_object(), path, ": corrupt header: not a JSON object");
   const size_t data_start = 8 + n, data_size = bytes.size() - data_start;
@@ -218,8 +220,8 @@ TensorFile load_safetensors(const std::string& path) {
     if (name == "__metadata__") {
       MG_CHECK(e.is_object(), path, ": __metadata__ must be an object of strings");
       for (auto m = e.begin(); m != e.end(); ++m) {
-        MG_CHECK(m.value().is_string(), path, ": __metadata__ value '", m.key(),
-                 "' is not a string");
+        MG_CHECK(m.value().is_string(), path, ": __metadata__ value ", quote(m.key()),
+                 " is not a string");
         (is_checksum_key(m.key()) ? checksums : file.metadata)[m.key()] =
             m.value().get<std::string>();
       }
@@ -228,28 +230,40 @@ TensorFile load_safetensors(const std::string& path) {
     MG_CHECK(e.is_object() && e.contains("dtype") && e.contains("shape") &&
                  e.contains("data_offsets") && e["dtype"].is_string() && e["shape"].is_array() &&
                  e["data_offsets"].is_array() && e["data_offsets"].size() == 2,
-             path, ": tensor '", name, "': entry needs dtype, shape and data_offsets [begin, end]");
+             path, ": tensor ", quote(name),
+             ": entry needs dtype, shape and data_offsets [begin, end]");
     const std::string dt = e["dtype"].get<std::string>();
-    MG_CHECK(dt == "F32" || dt == "F64", path, ": tensor '", name, "': unsupported dtype ", dt,
-             " (memgrad reads F32 and F64)");
+    MG_CHECK(dt == "F32" || dt == "F64", path, ": tensor ", quote(name), ": unsupported dtype ",
+             show(dt), " (memgrad reads F32 and F64)");
     const DType dtype = dt == "F32" ? DType::f32 : DType::f64;
-    MG_CHECK(e["shape"].size() <= 4, path, ": tensor '", name, "': rank ", e["shape"].size(),
+    MG_CHECK(e["shape"].size() <= 4, path, ": tensor ", quote(name), ": rank ", e["shape"].size(),
              " exceeds 4");
     std::vector<int64_t> dims;
     for (const auto& d : e["shape"]) {
-      MG_CHECK(d.is_number_integer() && d.get<int64_t>() >= 0, path, ": tensor '", name,
-               "': bad dimension ", d.dump());
+      MG_CHECK(d.is_number_integer() && d.get<int64_t>() >= 0, path, ": tensor ", quote(name),
+               ": bad dimension ", quote(d.dump()));
       dims.push_back(d.get<int64_t>());
+    }
+    // The element count must fit the data before it is computed: a shape such as [2^32, 2^32,
+    // 2^32] overflowed int64 in Shape::numel (found by tests/fuzz/fuzz_safetensors).
+    if (std::find(dims.begin(), dims.end(), 0) == dims.end()) {
+      uint64_t elements = 1;
+      for (int64_t d : dims) {
+        MG_CHECK(uint64_t(d) <= data_size / dtype_size(dtype) / elements, path, ": tensor ",
+                 quote(name), ": shape ", quote(e["shape"].dump()), " needs more than the ",
+                 data_size, " data bytes of the file");
+        elements *= uint64_t(d);
+      }
     }
     const Shape shape = Shape::of(dims.data(), int(dims.size()));
     const auto& off = e["data_offsets"];
-    MG_CHECK(off[0].is_number_unsigned() && off[1].is_number_unsigned(), path, ": tensor '", name,
-             "': data_offsets must be non-negative integers");
+    MG_CHECK(off[0].is_number_unsigned() && off[1].is_number_unsigned(), path, ": tensor ",
+             quote(name), ": data_offsets must be non-negative integers");
     const size_t begin = off[0].get<size_t>(), end = off[1].get<size_t>();
-    MG_CHECK(begin <= end && end <= data_size, path, ": tensor '", name, "': data_offsets [", begin,
-             ", ", end, "] outside the ", data_size, " data bytes (truncated file?)");
-    MG_CHECK(end - begin == size_t(shape.numel()) * dtype_size(dtype), path, ": tensor '", name,
-             "': ", end - begin, " bytes for shape ", shape, " of ", dtype_name(dtype));
+    MG_CHECK(begin <= end && end <= data_size, path, ": tensor ", quote(name), ": data_offsets [",
+             begin, ", ", end, "] outside the ", data_size, " data bytes (truncated file?)");
+    MG_CHECK(end - begin == size_t(shape.numel()) * dtype_size(dtype), path, ": tensor ",
+             quote(name), ": ", end - begin, " bytes for shape ", shape, " of ", dtype_name(dtype));
     Tensor t = Tensor::empty(shape, dtype);
     std::memcpy(t.raw(), bytes.data() + data_start + begin, end - begin);
     file.tensors.emplace_back(name, std::move(t));
@@ -296,7 +310,7 @@ void load_parameters(const TensorFile& file, ParameterSet& params, const std::st
   for (const auto& [name, t] : file.tensors) {
     if (name.rfind(prefix, 0) != 0) continue;
     if (!params.find(name.substr(prefix.size())))
-      problems << "\n  unexpected tensor '" << name << "' (no such parameter)";
+      problems << "\n  unexpected tensor " << quote(name) << " (no such parameter)";
   }
   const std::string text = problems.str();
   MG_CHECK(text.empty(), source, " does not match the model:", text);

@@ -43,4 +43,11 @@ std::string quote(std::string_view s, size_t max_chars) {
   return out + "...' (" + std::to_string(s.size()) + " bytes)";
 }
 
+std::string show(std::string_view s, size_t max_chars) {
+  if (s.size() > max_chars) return quote(s, max_chars);
+  for (const char c : s)
+    if (c < 0x20 || c >= 0x7f || c == '\\') return quote(s, max_chars);
+  return std::string(s);
+}
+
 }  // namespace memgrad

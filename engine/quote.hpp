@@ -21,4 +21,9 @@ std::string escape(std::string_view s, size_t max_chars = kQuoteChars);
 //   quote(5 MB of "x")   -> 'xxx...xxx...' (5242880 bytes)
 std::string quote(std::string_view s, size_t max_chars = kQuoteChars);
 
+// `s` as it is when it is printable ASCII (no backslash) of at most max_chars, quote(s)
+// otherwise: for values that messages show bare when they are ordinary (a dtype, a JSON value
+// such as 3 or "adam"), and that must still not flood or garble the terminal when they are not.
+std::string show(std::string_view s, size_t max_chars = kQuoteChars);
+
 }  // namespace memgrad

@@ -3,14 +3,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "engine/quote.hpp"
 
 namespace memgrad::cli {
 
@@ -35,7 +38,7 @@ nlohmann::json RunDir::read_json(const std::string& file) const {
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    fail(file, ": invalid JSON: ", e.what());
+    fail(file, ": invalid JSON: ", escape(e.what(), 200));
   }
 }
 
@@ -54,26 +57,6 @@ void RunDir::sync_log() const {
   ::close(fd);
   MG_CHECK(synced, "cannot sync ", log(), ": ", why);
 }
-
-namespace {
-
-// A line of a file for a message: at most 60 characters, control bytes as \xNN.
-std::string quoted(const std::string& line) {
-  std::string out = "'";
-  for (size_t i = 0; i < line.size() && i < 60; ++i) {
-    const unsigned char c = static_cast<unsigned char>(line[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else {
-      out += char(c);
-    }
-  }
-  return out + (line.size() > 60 ? "'..." : "'");
-}
-
-}  // namespace
 
 int64_t RunDir::resume_log(int64_t step, int64_t lines, std::vector<std::string>& notes) const {
   std::ifstream in(log(), std::ios::binary);
@@ -104,12 +87,16 @@ int64_t RunDir::resume_log(int64_t step, int64_t lines, std::vector<std::string>
       // Written last and cut short: the write it belongs to never finished, and the checkpoint
       // (written after the lines it counts were synced) does not need it.
       notes.push_back(log() + ":" + std::to_string(number) + ": dropped a torn last line " +
-                      quoted(line) + " (a write cut short by a kill or power loss)");
+                      quote(line) + " (a write cut short by a kill or power loss)");
       break;
     }
-    MG_CHECK(j.is_object() && j.contains("step") && j["step"].is_number_integer(), log(), ":",
-             number,
-             ": not a log line (a JSON object with a whole-number \"step\"): ", quoted(line));
+    // A step that is not a whole number in int64's range (a string, 1e300, 2^64 - 1) is refused.
+    const bool whole_step =
+        j.is_object() && j.contains("step") && j["step"].is_number_integer() &&
+        !(j["step"].is_number_unsigned() &&
+          j["step"].get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()));
+    MG_CHECK(whole_step, log(), ":", number,
+             ": not a log line (a JSON object with a whole-number \"step\"): ", quote(line));
     good.push_back({line, j["step"].get<int64_t>()});
   }
   std::ostringstream kept;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "engine/checkpoint.hpp"
+#include "engine/quote.hpp"
 #include "engine/threads.hpp"
 #include "tools/args.hpp"
 
@@ -41,7 +42,7 @@ const ModelInfo& model_info(const std::string& name) {
     if (m.name == name) return m;
   std::string known;
   for (const ModelInfo& m : all_models()) known += " " + m.name;
-  throw UsageError("unknown model '" + name + "' (known:" + known + ")");
+  throw UsageError("unknown model " + quote(name) + " (known:" + known + ")");
 }
 
 const TaskInfo& task_info(const std::string& name) {
@@ -49,7 +50,7 @@ const TaskInfo& task_info(const std::string& name) {
     if (t.name == name) return t;
   std::string known;
   for (const TaskInfo& t : all_tasks()) known += " " + t.name;
-  throw UsageError("unknown task '" + name + "' (known:" + known + ")");
+  throw UsageError("unknown task " + quote(name) + " (known:" + known + ")");
 }
 
 std::string flag_of(const std::string& key) {
@@ -144,15 +145,19 @@ bool fits(const nlohmann::json& value, const nlohmann::json& like, bool number_a
   return value.type() == like.type();
 }
 
+// A value from config.json for a message: as written when it is short and printable, quote()d
+// otherwise (a string or object of the file could be megabytes of anything).
+std::string shown(const nlohmann::json& v) { return show(v.dump()); }
+
 // Every key of `group` that `defaults` has must fit its default's type; an Error names the file,
 // the group and the key.
 void check_types(const nlohmann::json& group, const nlohmann::json& defaults, const char* what,
                  const std::string& source, bool number_as_string = false) {
-  MG_CHECK(group.is_object(), source, ": '", what, "' must be a JSON object, got ", group.dump());
+  MG_CHECK(group.is_object(), source, ": '", what, "' must be a JSON object, got ", shown(group));
   for (auto it = group.begin(); it != group.end(); ++it)
     if (defaults.contains(it.key()))
       MG_CHECK(fits(*it, defaults.at(it.key()), number_as_string), source, ": ", what, " setting '",
-               it.key(), "' is ", it->dump(), ", but must be of the type of its default ",
+               it.key(), "' is ", shown(*it), ", but must be of the type of its default ",
                defaults.at(it.key()).dump());
 }
 
@@ -172,14 +177,16 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
     c.train = kTrainBase;  // a run written before a key existed gets its "off" value
     c.train.update(j.at("train"));
     MG_CHECK(j.at("seed").is_number_integer() && j.at("seed").get<int64_t>() >= 0, source,
-             ": seed must be a whole number >= 0, got ", j.at("seed").dump());
+             ": seed must be a whole number >= 0, got ", shown(j.at("seed")));
     c.seed = j.at("seed").get<uint64_t>();
     const std::string dt = j.at("dtype").get<std::string>();
     MG_CHECK(dt == "float32" || dt == "float64", source, ": dtype must be float32 or float64");
     c.dtype = dt == "float32" ? DType::f32 : DType::f64;
     return c;
   } catch (const nlohmann::json::exception& e) {
-    fail(source, ": not a memgrad run config: ", e.what());
+    fail(source, ": not a memgrad run config: ", escape(e.what(), 200));
+  } catch (const UsageError& e) {  // an unknown model or task: say which file names it
+    fail(source, ": ", e.what());
   }
 }
 

@@ -31,3 +31,12 @@ TEST_CASE("quote: long values are cut at 60 characters and say their length") {
   CHECK(escape(big, 10) == "xxxxxxxxxx...");
   CHECK(quote("abcdef", 3) == "'abc...' (6 bytes)");
 }
+
+TEST_CASE("show: ordinary values bare, anything else quoted") {
+  CHECK(show("I64") == "I64");
+  CHECK(show("\"adam\"") == "\"adam\"");
+  CHECK(show("a b") == "a b");
+  CHECK(show("I6\x1b") == "'I6\\x1b'");
+  CHECK(show("a\\b") == "'a\\\\b'");
+  CHECK(show(std::string(61, 'z')) == "'" + std::string(60, 'z') + "...' (61 bytes)");
+}
