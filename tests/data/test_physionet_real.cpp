@@ -72,7 +72,7 @@ TEST_CASE("physionet real data: the full load in seconds, splits, finite inputs"
   for (int64_t i : d.valid) valid_deaths += d.outcomes[size_t(i)]->death;
   CHECK(valid_deaths == 55);  // round(554 * 0.1)
   CHECK(d.inputs == 82);
-  CHECK(d.feature_size == 1562);
+  CHECK(d.feature_size == 230);
   CHECK(std::all_of(d.x.begin(), d.x.end(), [](float v) { return std::isfinite(v); }));
   CHECK(
       std::all_of(d.features.begin(), d.features.end(), [](float v) { return std::isfinite(v); }));
