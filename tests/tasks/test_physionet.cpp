@@ -99,6 +99,8 @@ TEST_CASE("physionet: a record's descriptors, series, missing markers and imposs
   CHECK(q2.descriptor_out_of_range[kGender] == 1);
   CHECK(q2.descriptor_out_of_range[kHeight] == 1);
   CHECK(q2.descriptor_missing[kWeightDescriptor] == 1);
+  CHECK(q2.descriptor_missing[kGender] == 0);  // counted as out of range, not as missing
+  CHECK(q2.descriptor_missing[kAge] == 0);
   CHECK(q2.records_without_series == 1);
   // CRLF line ends are read like LF.
   Quirks q3;
