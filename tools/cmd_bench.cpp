@@ -317,7 +317,7 @@ int64_t parse_count(const char* flag, const std::string& text, int64_t min) {
 }
 
 int bench_model(Words words) {
-  // --steps and --profile are ours; everything else is a `memgrad train` flag.
+  // --steps, --warmup and --profile are ours; everything else is a `memgrad train` flag.
   const auto steps_text = take_option(words, "steps");
   const int64_t steps = steps_text ? parse_count("--steps", *steps_text, 1) : 20;
   const auto warmup_text = take_option(words, "warmup");

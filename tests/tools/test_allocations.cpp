@@ -6,7 +6,10 @@
 // steps 5-299 (up to 2,029 allocations in one step): nodes move between slots when lengths vary.
 #include <doctest/doctest.h>
 
+#include <iostream>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "engine/threads.hpp"
 #include "tasks/babi.hpp"
 #include "tests/test_util.hpp"
+#include "tools/commands.hpp"
 #include "tools/trainer.hpp"
 
 using namespace memgrad;
@@ -100,4 +104,31 @@ TEST_CASE("no heap allocation after the first memn2n training step, story length
   CHECK(check_steps_allocate_nothing({"--task", "babi", "--model", "memn2n", "--data", data,
                                       "--babi-task", "1", "--batch", "8", "--iterations", "1000"},
                                      "story") > 1);
+}
+
+TEST_CASE(
+    "bench --json gives allocations as the largest count, the mean and the steps allocating") {
+  auto bench = [](const char* warmup) {
+    std::ostringstream out;
+    auto* old = std::cout.rdbuf(out.rdbuf());
+    const int rc = cli::cmd_bench({"--model", "lstm", "--task", "sum2seq", "--embedding", "4",
+                                   "--hidden", "6", "--batch", "5", "--lmax", "4", "--steps", "30",
+                                   "--warmup", warmup, "--threads", "1", "--json"});
+    std::cout.rdbuf(old);
+    REQUIRE(rc == 0);
+    return nlohmann::json::parse(out.str());
+  };
+  const nlohmann::json after = bench("1"), all = bench("0");
+  CHECK(after["warmup_steps"] == 1);
+  const nlohmann::json& a = after["allocs_per_step"];
+  CHECK(a["steps"] == 30);
+  CHECK(a["max"] == 0);
+  CHECK(a["mean"] == 0.0);
+  CHECK(a["steps_allocating"] == 0);
+  CHECK(a["last_allocating_step"] == -1);
+  // Without warm-up the first step (which sizes the memory) is counted, and shows.
+  const nlohmann::json& b = all["allocs_per_step"];
+  CHECK(b["steps_allocating"].get<int64_t>() >= 1);
+  CHECK(b["max"].get<uint64_t>() > 0);
+  CHECK(b["mean"].get<double>() == doctest::Approx(b["total"].get<double>() / 30));
 }
