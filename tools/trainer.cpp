@@ -351,25 +351,37 @@ StepTiming Trainer::forward_backward_shards(int64_t step, Clock::time_point t0) 
   return timing;
 }
 
-StepTiming Trainer::train_step(int64_t step) {
+StepTiming Trainer::forward_backward(int64_t step, Clock::time_point t0) {
+  if (shards_ > 1) return forward_backward_shards(step, t0);
   StepTiming timing;
+  tape_.set_step(uint64_t(step));
+  ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
+  timing.loss = out.loss.value().at(0);
+  timing.forward_ms = ms_since(t0);
+  t0 = Clock::now();
+  tape_.backward(out.loss);
+  timing.backward_ms = ms_since(t0);
+  return timing;
+}
+
+void Trainer::reserve_memory(int64_t step) {
+  for (int64_t s = 0; s < shards_; ++s) shard_tape(s).reset();
+  task_->largest_train_batch(batch_, config_.dtype, batch_data_);
+  forward_backward(step, Clock::now());
+  for (int64_t s = 0; s < shards_; ++s) shard_tape(s).make_room(2);
+  for (size_t i = 0; i < model_->params().size(); ++i) model_->params()[i].grad.zero();
+  memory_reserved_ = true;
+}
+
+StepTiming Trainer::train_step(int64_t step) {
+  if (!memory_reserved_) reserve_memory(step);
   ParameterSet& params = model_->params();
   auto t0 = Clock::now();
   // Reset first: a tape's input leaves share the batch buffers, which are refilled in place only
   // when no one else holds them.
   for (int64_t s = 0; s < shards_; ++s) shard_tape(s).reset();
   task_->train_batch(step, batch_, config_.dtype, batch_data_);
-  if (shards_ > 1) {
-    timing = forward_backward_shards(step, t0);
-  } else {
-    tape_.set_step(uint64_t(step));
-    ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
-    timing.loss = out.loss.value().at(0);
-    timing.forward_ms = ms_since(t0);
-    t0 = Clock::now();
-    tape_.backward(out.loss);
-    timing.backward_ms = ms_since(t0);
-  }
+  StepTiming timing = forward_backward(step, t0);
   t0 = Clock::now();
   const nlohmann::json& tr = config_.train;
   if (const double per = tr.at("clip_norm_per_param").get<double>(); per > 0) {

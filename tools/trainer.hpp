@@ -60,6 +60,7 @@ class Trainer {
   // forward and backward on its own tape, concurrently when threads allow; the shards' losses are
   // weighted by their share of the loss's terms (ForwardResult::loss_terms), so the loss and the
   // gradient are the full batch's up to rounding. Results depend on S, never on the thread count.
+  // The first call also runs reserve_memory() (no update: results are the same without it).
   StepTiming train_step(int64_t step);
   // Mean model loss over the task's validation batches (NaN when the task has none).
   double validation_loss();
@@ -112,7 +113,14 @@ class Trainer {
   std::vector<Tensor> shard_upstream_;
   Tape& shard_tape(int64_t s) { return s == 0 ? tape_ : shard_tapes_[size_t(s - 1)]; }
   void split_batch();
+  StepTiming forward_backward(int64_t step, std::chrono::steady_clock::time_point t0);
   StepTiming forward_backward_shards(int64_t step, std::chrono::steady_clock::time_point t0);
+  // Before the first step: forward and backward on the task's largest batch
+  // (Task::largest_train_batch), gradients zeroed, no update, so that the tapes' arenas and the
+  // batch buffers are sized for the largest step, and node slots for twice its nodes
+  // (Tape::make_room): no later step allocates.
+  void reserve_memory(int64_t step);
+  bool memory_reserved_ = false;
   int64_t batch_;
   std::string dims_changed_;  // model sizes the task gives otherwise than the run's config
   int64_t steps_per_epoch_;
