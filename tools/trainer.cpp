@@ -623,7 +623,10 @@ int64_t Trainer::load_checkpoint(const std::string& path, LogState* log) {
     saved_log.lines = metadata_count(file, "log_lines", path);
     saved_log.loss_sum = metadata_number(file, "loss_sum", path);
     saved_log.loss_count = metadata_count(file, "loss_count", path);
-    saved_log.best_epoch = metadata_json(file, "best_epoch", path);
+    // (Format-2 checkpoints written before best_epoch existed lack it: best.json then decides,
+    // as it did when they were written.)
+    if (file.metadata.count("best_epoch"))
+      saved_log.best_epoch = metadata_json(file, "best_epoch", path);
   }
   const nlohmann::json model_state = metadata_json(file, "model_state", path);
   for (auto& [name, t] : optimizer_->state()) {

@@ -42,7 +42,7 @@ struct LogState {
   int64_t loss_count = 0;  // and how many
   // Model selection (tools/model_selection.hpp): the best epoch's record so far, which decides
   // the "best" field of the next epoch lines (null: none yet, or the task does not select;
-  // nullopt: not recorded, a memgrad-checkpoint-1).
+  // nullopt: not recorded, a memgrad-checkpoint-1 or an early -2).
   std::optional<nlohmann::json> best_epoch;
 };
 

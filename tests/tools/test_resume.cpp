@@ -405,6 +405,16 @@ TEST_CASE("a run killed between a best epoch and the next checkpoint resumes to 
   REQUIRE(cmd_train({"--resume", split.string(), "--iterations", std::to_string(best_step + 2),
                      "--quiet"}) == 0);
   std::ofstream(split / "checkpoint.safetensors", std::ios::binary) << saved;
+  // A checkpoint without the record (format 2 before it existed) resumes as it did then.
+  {
+    TensorFile file = load_safetensors((split / "checkpoint.safetensors").string());
+    REQUIRE(file.metadata.count("best_epoch"));
+    file.metadata.erase("best_epoch");
+    save_safetensors((split / "checkpoint.safetensors").string(), file);
+    CHECK_NOTHROW(cmd_train(
+        {"--resume", split.string(), "--iterations", std::to_string(best_step - 1), "--quiet"}));
+    std::ofstream(split / "checkpoint.safetensors", std::ios::binary) << saved;
+  }
   // Ended there, the run cannot use best.safetensors: it holds the later epoch's parameters.
   const std::string later =
       "best.safetensors: holds the parameters of step " + std::to_string(best_step + 1);
