@@ -29,10 +29,10 @@ std::vector<CheckVariant> check_variants(const ModelInfo& model);
 
 // The float32 path (the training dtype, the SIMD kernels) against float64 on one check variant:
 // its parameters rounded to float32 in both models (the variant's own in place), so that both
-// compute from the same values,
-// the same batch, one forward and backward each on a plain tape. It passes when the losses differ
-// by at most kFloat32LossRtol of the float64 loss and each parameter's gradients by at most
-// kFloat32GradRtol of its float64 gradient's norm (model_check.cpp says why these values).
+// compute from the same values, the same batch, one forward and backward each on a plain tape.
+// It passes when the losses differ by at most kFloat32LossRtol of the float64 loss and each
+// parameter's gradients by at most kFloat32GradRtol of its float64 gradient's norm
+// (model_check.cpp says why these values).
 inline constexpr double kFloat32LossRtol = 1e-6;
 inline constexpr double kFloat32GradRtol = 1e-3;
 struct Float32Comparison {
