@@ -175,21 +175,23 @@ ForwardResult EbmrnnModel::forward(Tape& tape, const Batch& batch, const Forward
     Var gamma = sigmoid(take(1));  // gamma_t (Eq. 11)
     if (blurred_) erase = erase_softmax_ ? softmax(erase) : sigmoid(erase);
 
-    // ---- K reads (Eq. 5-7) from E_{t-1}, B_{t-1}
+    // ---- K reads (Eq. 5-7) from E_{t-1}, B_{t-1}; their unit rows serve every lookup
+    const Var unit_e = filled > 0 ? normalize(memory, ebm::kEpsilon) : Var{};
+    const Var unit_b = blurred_ ? normalize(blurred, ebm::kEpsilon) : Var{};
     hop_weights.clear();
     Var fused_read, gates;  // r_t [B, D]; g_t of every read [B, K] (trace only)
     Var read_weights;       // w^{r,E} of every read [B, K, f]
     for (int64_t hop = 0; hop < (hops_ ? K : 1); ++hop) {
       Var r_e = no_explicit;
       if (filled > 0) {
-        const ebm::Read re = ebm::explicit_read(memory, key_e, choice);
+        const ebm::Read re = ebm::explicit_read(memory, key_e, choice, unit_e);
         r_e = re.vectors;
         hop_weights.push_back(re.weights);
       }
       Var r, g;
       if (blurred_) {
         const ebm::Fused fused =
-            ebm::fuse_reads(ebm::blurred_read(blurred, key_b).vectors, r_e, gw);
+            ebm::fuse_reads(ebm::blurred_read(blurred, key_b, unit_b).vectors, r_e, gw);
         r = fused.read, g = fused.gate;
       } else {  // EmRNN: g_t = 1
         r = relu(addmm(b_r, r_e, w_re));
@@ -222,7 +224,8 @@ ForwardResult EbmrnnModel::forward(Tape& tape, const Batch& batch, const Forward
         for (int64_t b = 0; b < B; ++b) slot_hour[size_t(b * slots_ + filled)] = double(t);
       ++filled;
     } else {
-      const ebm::Eviction ev = ebm::evict_and_write(memory, usage, candidate, gamma, choice);
+      const ebm::Eviction ev =
+          ebm::evict_and_write(memory, usage, candidate, gamma, choice, unit_e);
       memory = ev.memory, usage = ev.usage, popped = ev.popped, evicted = ev.weights;
       if (trace)
         for (int64_t b = 0; b < B; ++b) {
@@ -238,7 +241,7 @@ ForwardResult EbmrnnModel::forward(Tape& tape, const Batch& batch, const Forward
     ebm::BlurredWrite bw;
     if (blurred_) {
       blurred_cand = ebm::blurred_candidate(candidate, popped, mw);
-      bw = ebm::blurred_write(blurred, blurred_cand, erase, similar_write_);
+      bw = ebm::blurred_write(blurred, blurred_cand, erase, similar_write_, unit_b);
       blurred = bw.memory;
     }
     r_prev = fused_read;

@@ -19,9 +19,16 @@ void expect_rank(const char* fn, const char* what, Var v, int rank) {
 // x [B, D] -> [B, 1, D]: one key (or one row) for a content lookup.
 Var as_row(Var x) { return reshape(x, Shape{x.dim(0), 1, x.dim(1)}); }
 
+// S(k, M) = cosine of every key with every row: keys [B, R, D], memory [B, N, D] -> [B, R, N],
+// as ops/nn.hpp's cosine_similarity computes it, with M's unit rows given when known.
+Var cosine(Var keys, Var memory, Var unit) {
+  if (!unit.defined()) return cosine_similarity(keys, memory, kEpsilon);
+  return bmm(normalize(keys, kEpsilon), unit, false, true);
+}
+
 // S(key, M) for one key per sample: key [B, D], memory [B, N, D] -> [B, N].
-Var similarity(Var key, Var memory) {
-  Var s = cosine_similarity(as_row(key), memory, kEpsilon);  // [B, 1, N]
+Var similarity(Var key, Var memory, Var unit) {
+  Var s = cosine(as_row(key), memory, unit);  // [B, 1, N]
   return reshape(s, Shape{memory.dim(0), memory.dim(1)});
 }
 
@@ -62,18 +69,18 @@ Var hard_choice(Var logits, const Choice& choice) {
 }
 
 // w^{r,E} = GumbelSoftmax_hard(S(k^E, E_{t-1})),  r^E = w^{r,E} E_{t-1}      (5), (6)
-Read explicit_read(Var memory, Var keys, const Choice& choice) {
+Read explicit_read(Var memory, Var keys, const Choice& choice, Var unit) {
   expect_rank("explicit_read", "memory", memory, 3);
   expect_rank("explicit_read", "keys", keys, 3);
-  Var w = hard_choice(cosine_similarity(keys, memory, kEpsilon), choice);  // [B, R, f]
+  Var w = hard_choice(cosine(keys, memory, unit), choice);  // [B, R, f]
   return {w, bmm(w, memory)};
 }
 
 // w^{r,B} = softmax(S(k^B, B_{t-1})),  r^B = w^{r,B} B_{t-1}                  (5), (6)
-Read blurred_read(Var memory, Var keys) {
+Read blurred_read(Var memory, Var keys, Var unit) {
   expect_rank("blurred_read", "memory", memory, 3);
   expect_rank("blurred_read", "keys", keys, 3);
-  Var w = softmax(cosine_similarity(keys, memory, kEpsilon));  // [B, R, N^B]
+  Var w = softmax(cosine(keys, memory, unit));  // [B, R, N^B]
   return {w, bmm(w, memory)};
 }
 
@@ -110,7 +117,8 @@ Var append_usage(Var usage, Var like_candidate) {
 // w^{w,E} = GumbelSoftmax_hard(1 - (w~ + gamma_t u_t))                        (11)
 // m^_t = E_{t-1}^T w^{w,E};  E_t = E_{t-1} o (1 - w^{w,E} 1^T) + w^{w,E} m_t^T   (12)
 // u_t[j] = 0 for the replaced slot j:  u_t o (1 - w^{w,E})
-Eviction evict_and_write(Var memory, Var usage, Var candidate, Var gamma, const Choice& choice) {
+Eviction evict_and_write(Var memory, Var usage, Var candidate, Var gamma, const Choice& choice,
+                         Var unit) {
   expect_rank("evict_and_write", "memory", memory, 3);
   const int64_t B = memory.dim(0), N = memory.dim(1), D = memory.dim(2);
   MG_CHECK(usage.defined() && usage.shape() == (Shape{B, N}), "ebm::evict_and_write: usage ",
@@ -121,7 +129,7 @@ Eviction evict_and_write(Var memory, Var usage, Var candidate, Var gamma, const 
   MG_CHECK(gamma.defined() && gamma.shape() == (Shape{B, 1}), "ebm::evict_and_write: gamma ",
            shape_of(gamma), " must be [", B, ",1]");
   Eviction ev;
-  ev.retention = softmax(scale_shift(similarity(candidate, memory), -1, 1));
+  ev.retention = softmax(scale_shift(similarity(candidate, memory, unit), -1, 1));
   ev.weights = hard_choice(scale_shift(add(ev.retention, mul(gamma, usage)), -1, 1), choice);
   ev.popped = reshape(bmm(reshape(ev.weights, Shape{B, 1, N}), memory), Shape{B, D});
   Var whole = memory.tape->constant(Shape{B, D}, memory.dtype(), 1.0);  // erase every dim
@@ -139,9 +147,9 @@ Var blurred_candidate(Var candidate, Var popped, const MixWeights& w) {
 
 // w^{w,B} = softmax(+-S(m^B_t, B_{t-1}))
 // B_t = B_{t-1} o (1 - w^{w,B} e_t^T) + w^{w,B} m^B_t^T                        (14)
-BlurredWrite blurred_write(Var memory, Var blurred_candidate, Var erase, bool similar) {
+BlurredWrite blurred_write(Var memory, Var blurred_candidate, Var erase, bool similar, Var unit) {
   expect_rank("blurred_write", "memory", memory, 3);
-  Var s = similarity(blurred_candidate, memory);
+  Var s = similarity(blurred_candidate, memory, unit);
   BlurredWrite out;
   out.weights = softmax(similar ? s : neg(s));
   out.memory = dnc::erase_and_write(memory, out.weights, erase, blurred_candidate);

@@ -9,7 +9,9 @@
 //   blurred memory B [B, N^B, D]: soft DNC-like writes of a mix of m_t and the evicted content.
 //
 // Conventions: S is cosine similarity with eps 1e-6 inside the norms (ops/nn.hpp
-// cosine_similarity; a zero row has similarity 0), and K reads happen at once as R rows of keys
+// cosine_similarity; a zero row has similarity 0). A memory looked up several times in a step
+// (K hops, then the write) may pass its unit rows normalize(M, 1e-6) once computed (`unit`,
+// optional; the same values). K reads happen at once as R rows of keys
 // ([B, R, D]) — the model makes them R = K parallel reads or K sequential hops of R = 1.
 // Paper errata followed here (../shared/design/wave2-notes/P4-ebmrnn-physionet.md section 5.1):
 // u_t is per slot ([B, N^E], the paper's "u_t in R^D" is a typo), and Eq. 12's N^W x D and
@@ -43,9 +45,9 @@ struct Read {
 };
 // Eq. 5-6, explicit: w^{r,E} = GumbelSoftmax_hard(S(k^E, E_{t-1})), r^E = w^{r,E} E_{t-1}.
 // memory [B, f, D] with f >= 1 filled slots, keys [B, R, D].
-Read explicit_read(Var memory, Var keys, const Choice& choice);
+Read explicit_read(Var memory, Var keys, const Choice& choice, Var unit = Var{});
 // Eq. 5-6, blurred: w^{r,B} = softmax(S(k^B, B_{t-1})), r^B = w^{r,B} B_{t-1}.
-Read blurred_read(Var memory, Var keys);
+Read blurred_read(Var memory, Var keys, Var unit = Var{});
 
 // Eq. 11, first line: u_t = alpha u_{t-1} + (1 - alpha) w^{r,E}_t with w^{r,E}_t the mean of the
 // R read weightings (one read in the paper; the mean keeps u in [0, 1]). usage [B, f], read
@@ -74,7 +76,8 @@ struct Eviction {
 // Eq. 10-11 literally (notes section 5.2): the slot replaced is similar to m_t and little used.
 // memory [B, N, D], usage [B, N] (already updated with this step's reads), candidate [B, D],
 // gamma [B, 1].
-Eviction evict_and_write(Var memory, Var usage, Var candidate, Var gamma, const Choice& choice);
+Eviction evict_and_write(Var memory, Var usage, Var candidate, Var gamma, const Choice& choice,
+                         Var unit = Var{});
 
 // The weights of Eq. 13 on the tape: W_f = [W_f^i; W_f^E] [2D, D], b_f [D], W_i, W_E [D, D],
 // b_m [D].
@@ -94,7 +97,8 @@ struct BlurredWrite {
 // -: "similar to Eq. 10", the least similar, as the reference code), and
 // B_t = B_{t-1} o (1 - w^{w,B} e_t^T) + w^{w,B} m^B_t^T. memory [B, N^B, D], blurred candidate
 // and erase [B, D].
-BlurredWrite blurred_write(Var memory, Var blurred_candidate, Var erase, bool similar);
+BlurredWrite blurred_write(Var memory, Var blurred_candidate, Var erase, bool similar,
+                           Var unit = Var{});
 
 // The weights of Eq. 7 on the tape: a_g = [a_g^B; a_g^E] [2D, 1], b_g [1], W_r^B, W_r^E [D, D],
 // b_r [D].

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "engine/alloc_counter.hpp"
 #include "models/ebmrnn.hpp"
 #include "models/model_check.hpp"
 #include "ops/ops.hpp"
@@ -253,4 +254,29 @@ TEST_CASE("ebmrnn: config and batch errors name the key or field") {
   batch.field("y", Shape{2, 1}, DType::f64);
   Tape tape;
   CHECK_THROWS_WITH_AS(model.forward(tape, batch, ForwardOptions{}), doctest::Contains("x"), Error);
+}
+
+TEST_CASE("ebmrnn/emrnn: a steady-state training step allocates nothing on the heap") {
+  for (const char* name : {"ebmrnn", "emrnn"})
+    for (const char* mode : {"hops", "parallel"}) {
+      CAPTURE(name);
+      CAPTURE(mode);
+      nlohmann::json c = config(name, 3);
+      c["read_mode"] = mode;
+      EbmrnnModel model(name, c, DType::f32, 1);
+      const Batch batch = make_batch(4, 7, DType::f32);
+      Tape tape(3);
+      tape.set_param_grads_in_place(true);
+      tape.set_move_grads(true);
+      uint64_t allocations = 0;
+      for (int step = 0; step < 8; ++step) {
+        model.params().zero_grad();
+        tape.reset();
+        tape.set_step(uint64_t(step));
+        const uint64_t before = heap_allocations();
+        tape.backward(model.forward(tape, batch, ForwardOptions{}).loss);
+        if (step >= 4) allocations += heap_allocations() - before;  // after warm-up
+      }
+      CHECK(allocations == 0);
+    }
 }
