@@ -22,6 +22,7 @@ nlohmann::json defaults(bool blurred) {
           {"read_mode", "hops"},
           {"alpha", 0.7},
           {"temperature", 0.3},
+          {"logit_scale", 1.0},
           {"blurred", blurred},
           {"blurred_write", "similar"},
           {"erase_activation", "sigmoid"},
@@ -77,6 +78,8 @@ EbmrnnModel::EbmrnnModel(const std::string& name, const nlohmann::json& config, 
   MG_CHECK(alpha_ >= 0 && alpha_ <= 1, name, ": alpha must be in [0, 1], got ", alpha_);
   temperature_ = config_.at("temperature").get<double>();
   MG_CHECK(temperature_ > 0, name, ": temperature must be > 0, got ", temperature_);
+  logit_scale_ = config_.at("logit_scale").get<double>();
+  MG_CHECK(logit_scale_ > 0, name, ": logit_scale must be > 0, got ", logit_scale_);
   blurred_init_ = config_.at("blurred_init").get<double>();
   blurred_ = config_.at("blurred").get<bool>();
   eval_noise_ = config_.at("eval_noise").get<bool>();
@@ -121,7 +124,7 @@ ForwardResult EbmrnnModel::forward(Tape& tape, const Batch& batch, const Forward
   const int64_t D = word_, K = reads_, R = hops_ ? 1 : reads_;
   Trace* trace = opts.trace;
 
-  const ebm::Choice choice{temperature_, opts.training || eval_noise_,
+  const ebm::Choice choice{temperature_, logit_scale_, opts.training || eval_noise_,
                            surrogate_ ? StraightThrough::surrogate : StraightThrough::sample};
   const ebm::GateWeights gw =
       blurred_ ? ebm::GateWeights{gate_.weight(tape), gate_.bias(tape), read_blurred_.weight(tape),
@@ -325,6 +328,7 @@ std::vector<nlohmann::json> checks(bool blurred) {
     other["output_from"] = "read_and_hidden";
     other["blurred_init"] = 0.5;
     other["controller_layers"] = 1;
+    other["logit_scale"] = 3.0;
     c.push_back(other);
   }
   return c;

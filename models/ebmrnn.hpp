@@ -26,7 +26,15 @@
 //     planning notes default to parallel (the reference code's R read heads): K pairs of keys,
 //     r_t = the mean of the K fused reads. Where the notes and the paper disagree we follow the
 //     paper. The read gate's weights are shared by the K reads.
-//   temperature 0.3 (5.2): Gumbel-softmax tau of reads and evictions.
+//   temperature 0.3 (5.2): Gumbel-softmax tau of reads and evictions. It scales the
+//     straight-through gradient only: the hard sample is argmax(logits + g) whatever tau is
+//     (reference-notes section 10), so tau cannot make the choices less noisy (the notes' 5.2
+//     says it can; it cannot for hard samples).
+//   logit_scale 1 (ours, not the paper's): the logits of those Gumbel choices are multiplied by it
+//     first. Cosines lie in [-1, 1] and Eq. 11's 1 - (w~ + gamma u) in a narrow range, against
+//     Gumbel noise of sd 1.28, so at 1 (the paper's equations) training reads and evicts nearly
+//     at random while evaluation takes the argmax; larger values make the training choices
+//     follow the similarities.
 //   blurred_write "similar" | "dissimilar" (5.3): the sign in Eq. 14 (the equation's S, or the
 //     text's "similar to Eq. 10").
 //   erase_activation "sigmoid" | "softmax" (5.4): e_t's activation (softmax over D is the
@@ -83,7 +91,7 @@ class EbmrnnModel : public Model {
   std::string name_;
   nlohmann::json config_;
   int64_t input_ = 0, hidden_ = 0, word_ = 0, slots_ = 0, blurred_slots_ = 0, reads_ = 0;
-  double dropout_ = 0, alpha_ = 0, temperature_ = 0, blurred_init_ = 0;
+  double dropout_ = 0, alpha_ = 0, temperature_ = 0, logit_scale_ = 1, blurred_init_ = 0;
   bool blurred_ = true, hops_ = true, similar_write_ = true, erase_softmax_ = false;
   bool stop_usage_ = false, eval_noise_ = false, surrogate_ = false, read_and_hidden_ = false;
   std::vector<GruCell> controller_;

@@ -53,7 +53,10 @@ Mix gated_mix(const char* fn, Var a, Var b, Var w_g, Var b_g, Var w_a, Var w_b, 
 
 // one_hot(argmax(logits + g)) with g ~ Gumbel (straight-through), or one_hot(argmax(logits)).
 Var hard_choice(Var logits, const Choice& choice) {
-  if (choice.noise) return gumbel_softmax(logits, choice.temperature, /*hard=*/true, choice.mode);
+  if (choice.noise) {
+    if (choice.scale != 1.0) logits = scale(logits, choice.scale);
+    return gumbel_softmax(logits, choice.temperature, /*hard=*/true, choice.mode);
+  }
   Tape& tape = *logits.tape;
   Var out = tape.constant(logits.shape(), logits.dtype(), 0.0);
   const Tensor& x = logits.value();

@@ -30,13 +30,15 @@ constexpr double kEpsilon = 1e-6;  // inside the cosine's norms
 struct Choice {
   double temperature = 0.3;  // Gumbel-softmax tau: the sample is argmax(logits + g) whatever tau
                              // is; tau scales the straight-through gradient (and the surrogate)
+  double scale = 1.0;        // the logits are multiplied by it first (1: the paper's)
   bool noise = true;         // false: one-hot argmax of the logits, no noise and no gradient
                              // (evaluation; notes section 5.8)
   StraightThrough mode = StraightThrough::sample;  // surrogate: gradient checks
 };
 
-// logits [..., n] -> one-hot [..., n] along the last axis: GumbelSoftmax_hard(logits, tau) with
-// the choice's mode, or one_hot(argmax logits) (first index on ties) as a constant when !noise.
+// logits [..., n] -> one-hot [..., n] along the last axis: GumbelSoftmax_hard(scale * logits,
+// tau) with the choice's mode, or one_hot(argmax logits) (first index on ties) as a constant when
+// !noise.
 Var hard_choice(Var logits, const Choice& choice);
 
 struct Read {
