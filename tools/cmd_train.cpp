@@ -9,6 +9,7 @@
 #include "engine/threads.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/model_selection.hpp"
 #include "tools/progress.hpp"
 #include "tools/run_dir.hpp"
 #include "tools/trainer.hpp"
@@ -24,7 +25,10 @@ const char* kHelp = R"(usage: memgrad train --task TASK --model MODEL [options] 
 
 Trains MODEL on TASK and writes DIR (default runs/MODEL-TASK): config.json (every setting),
 log.jsonl (one JSON line per logged step and per epoch), checkpoint.safetensors (parameters,
-optimizer state, schedule; written atomically) and metrics.json (test metrics at the end).
+optimizer state, schedule; written atomically) and metrics.json (test metrics at the end). A task
+that selects by a validation score (physionet2012: validation AUC-ROC) is scored at every epoch
+end; the best epoch's parameters go to best.safetensors (best.json says which epoch) and are the
+ones metrics.json, eval and inspect use.
 Ctrl-C saves a checkpoint and stops; --resume DIR continues exactly where the run stopped (the
 same losses as an uninterrupted run with the same seed and threads); a resumed run keeps its
 settings, so only its length, thread count, data folder and reporting options may be given.
@@ -150,7 +154,9 @@ int cmd_train(const Words& words) {
     std::error_code ec;
     std::filesystem::remove(dir.metrics(), ec);
     std::filesystem::remove(dir.checkpoint(), ec);
+    BestEpoch::remove(dir);
   }
+  BestEpoch best(dir, trainer);
   nlohmann::json config_json = trainer.config().to_json();
   config_json["intervals"] = {{"log_every", flags["log_every"]},
                               {"checkpoint_every", flags["checkpoint_every"]},
@@ -200,6 +206,7 @@ int cmd_train(const Words& words) {
       const std::string note = trainer.end_epoch(done / per_epoch);
       nlohmann::json line = {{"step", step}, {"epoch", done / per_epoch}};
       if (!note.empty()) line["note"] = note;
+      line.update(best.end_epoch(done / per_epoch, done));
       dir.append_log(line);
     }
     if (eval_every > 0 && done % eval_every == 0 && done < total)
@@ -216,7 +223,9 @@ int cmd_train(const Words& words) {
     }
   }
   progress.finish();
-  const nlohmann::json metrics = trainer.evaluate();
+  const nlohmann::json selected = best.restore();  // the best epoch's parameters, if selecting
+  nlohmann::json metrics = trainer.evaluate();
+  if (!selected.is_null()) metrics["selected"] = selected;
   dir.write_json(dir.metrics(), metrics);
   if (flags["json"].get<bool>())
     std::cout << metrics.dump(2) << "\n";

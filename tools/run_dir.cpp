@@ -9,6 +9,10 @@
 
 namespace memgrad::cli {
 
+std::string RunDir::parameters() const {
+  return std::filesystem::exists(best()) ? best() : checkpoint();
+}
+
 void RunDir::create() const {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);

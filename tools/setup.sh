@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev)
+packages=(g++ cmake make libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

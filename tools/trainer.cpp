@@ -424,6 +424,18 @@ nlohmann::json Trainer::evaluate(bool teacher_forcing) {
   return task_->evaluate(predict, batch_, config_.dtype);
 }
 
+std::optional<double> Trainer::selection_score() {
+  Tape tape(config_.seed);
+  NoGradScope no_grad(tape);
+  ForwardOptions opts;
+  opts.training = false;
+  Predictor predict = [&](const Batch& batch) {
+    tape.reset();
+    return model_->forward(tape, batch, opts).predictions.value().clone();
+  };
+  return task_->selection_score(predict, batch_, config_.dtype);
+}
+
 namespace {
 // The first element of t that is NaN or infinite, as a message; empty when all are finite.
 std::string non_finite(const Tensor& t, const std::string& name) {

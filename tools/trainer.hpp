@@ -5,6 +5,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -53,6 +54,9 @@ class Trainer {
   // teacher_forcing, which feeds them the targets as in training: the gap between the two is the
   // cost of exposure to the model's own errors.
   nlohmann::json evaluate(bool teacher_forcing = false);
+  // The task's validation score for model selection (Task::selection_score); nullopt when the
+  // task selects nothing.
+  std::optional<double> selection_score();
   // Called at each epoch boundary: validation, the model's schedule hook. Returns a log note.
   std::string end_epoch(int64_t epoch);
   double current_lr(int64_t step) const;
