@@ -2,35 +2,34 @@
 #include "models/ebmrnn.hpp"
 
 #include "models/ebmrnn_memory.hpp"
+#include "models/mortality.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {
 namespace {
 
 nlohmann::json defaults(bool blurred) {
-  return {{"input_size", 82},
-          {"feature_size", 0},
-          {"output_size", 1},
-          {"steps", 48},
-          {"hidden", 16},
-          {"controller_layers", 2},
-          {"dropout", 0.3},
-          {"slots", 8},
-          {"blurred_slots", 8},
-          {"word", 16},
-          {"reads", 4},
-          {"read_mode", "hops"},
-          {"alpha", 0.7},
-          {"temperature", 0.3},
-          {"logit_scale", 1.0},
-          {"blurred", blurred},
-          {"blurred_write", "similar"},
-          {"erase_activation", "sigmoid"},
-          {"blurred_init", 0.0},
-          {"usage_gradient", "through"},
-          {"eval_noise", false},
-          {"output_from", "read"},
-          {"straight_through", "sample"}};
+  nlohmann::json d = mortality::task_dims();
+  d.update(nlohmann::json{{"hidden", 16},
+                          {"controller_layers", 2},
+                          {"dropout", 0.3},
+                          {"slots", 8},
+                          {"blurred_slots", 8},
+                          {"word", 16},
+                          {"reads", 4},
+                          {"read_mode", "hops"},
+                          {"alpha", 0.7},
+                          {"temperature", 0.3},
+                          {"logit_scale", 1.0},
+                          {"blurred", blurred},
+                          {"blurred_write", "similar"},
+                          {"erase_activation", "sigmoid"},
+                          {"blurred_init", 0.0},
+                          {"usage_gradient", "through"},
+                          {"eval_noise", false},
+                          {"output_from", "read"},
+                          {"straight_through", "sample"}});
+  return d;
 }
 
 // cfg[key], a string that must be one of two; returns whether it is the first.
@@ -114,13 +113,13 @@ EbmrnnModel::EbmrnnModel(const std::string& name, const nlohmann::json& config, 
 }
 
 ForwardResult EbmrnnModel::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
-  const Tensor& x_data = layers::field(batch, name_, "x", 3);
-  const int64_t B = x_data.dim(0), T = x_data.dim(1);
-  layers::expect_shape(name_, "x", x_data, Shape{B, T, input_});
-  MG_CHECK(T >= 1, name_, ": x has no time steps");
-  const Tensor& y_data = layers::field(batch, name_, "y", 2);
-  layers::expect_shape(name_, "y", y_data, Shape{B, 1});
-  const DType dtype = x_data.dtype();
+  MG_CHECK(batch.has("x"), name_, ": the batch has no field 'x'");
+  const int64_t T = batch.get("x").rank() == 3 ? batch.get("x").dim(1) : 0;
+  MG_CHECK(T >= 1, name_, ": batch field 'x' must be [B, T, ", input_, "] with T >= 1, got ",
+           batch.get("x").shape());
+  Var xs = mortality::input(tape, batch, name_, "x", Shape{T, input_});
+  const int64_t B = xs.dim(0);
+  const DType dtype = xs.dtype();
   const int64_t D = word_, K = reads_, R = hops_ ? 1 : reads_;
   Trace* trace = opts.trace;
 
@@ -138,7 +137,6 @@ ForwardResult EbmrnnModel::forward(Tape& tape, const Batch& batch, const Forward
   const Var w_iface = interface_.weight(tape), b_iface = interface_.bias(tape);
   const Var w_re = read_explicit_.weight(tape), b_r = read_explicit_.bias(tape);
 
-  Var xs = tape.input(x_data);
   static const char kHidden = 0, kHopWeights = 0;
   std::vector<Var>& h = tape.var_scratch(&kHidden);
   h.clear();
@@ -278,33 +276,16 @@ ForwardResult EbmrnnModel::forward(Tape& tape, const Batch& batch, const Forward
 
   // ---- output (Eq. 8): one logit from the last step's read
   Var features = read_and_hidden_ ? concat({r_prev, h.back()}, 1) : r_prev;
-  Var logits = output_(tape, features);  // [B, 1]
-  ForwardResult out;
-  out.predictions = logits;
-  out.loss = bce_with_logits(logits, tape.input(y_data));
-  return out;
+  return mortality::result(tape, batch, name_, output_(tape, features));  // one logit [B, 1]
 }
 
 // ==================================================================================== registry
 
 namespace {
 
-// A tiny batch of the task's fields (PHYSIO_CONTRACT.md): x [3, 4, 5], features [3, 6], y [3, 1].
-void check_batch(Rng& rng, DType dtype, Batch& batch) {
-  const int64_t B = 3, T = 4, F = 5, S = 6;
-  batch.field("x", Shape{B, T, F}, dtype);
-  batch.field("features", Shape{B, S}, dtype);
-  batch.field("y", Shape{B, 1}, dtype);
-  Tensor& x = batch.field("x", Shape{B, T, F}, dtype);
-  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, rng.normal());
-  Tensor& f = batch.field("features", Shape{B, S}, dtype);
-  for (int64_t i = 0; i < f.numel(); ++i) f.set(i, rng.normal());
-  Tensor& y = batch.field("y", Shape{B, 1}, dtype);
-  for (int64_t b = 0; b < B; ++b) y.set(b, b == 1 ? 1.0 : 0.0);
-}
-
-// Tiny configs: 4 steps over 2 slots fill the explicit memory and then evict twice; 5 slots
-// never fill. Every Gumbel-softmax in surrogate mode (its y_soft, replayed noise).
+// Tiny configs for mortality's check batch (3 stays, 4 steps, 5 inputs, 6 features): 4 steps
+// over 2 slots fill the explicit memory and then evict twice; 5 slots never fill. Every
+// Gumbel-softmax in surrogate mode (its y_soft, replayed noise).
 nlohmann::json tiny(const std::string& variant) {
   return {{"variant", variant}, {"input_size", 5},    {"feature_size", 6},
           {"steps", 4},         {"hidden", 4},        {"word", 3},
@@ -343,15 +324,12 @@ nlohmann::json recipe() {
 
 void register_variant(const std::string& name, const char* summary) {
   const bool blurred = name == "ebmrnn";
-  register_model(
-      {.name = name,
-       .summary = summary,
-       .create = [name](const nlohmann::json& c, DType d,
-                        uint64_t s) { return std::make_unique<EbmrnnModel>(name, c, d, s); },
-       .default_config = defaults(blurred),
-       .train_defaults = recipe(),
-       .check_configs = checks(blurred),
-       .check_batch = check_batch});
+  mortality::register_model(
+      name, summary,
+      [name](const nlohmann::json& c, DType d, uint64_t s) {
+        return std::make_unique<EbmrnnModel>(name, c, d, s);
+      },
+      defaults(blurred), recipe(), checks(blurred));
 }
 
 const bool kRegistered = [] {
