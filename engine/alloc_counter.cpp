@@ -1,5 +1,8 @@
-// Replaces the global operator new/delete with counting versions. aligned_alloc in Storage is
-// counted too (Storage is always created with make_shared, which goes through operator new).
+// Replaces the global operator new/delete with counting versions. Tensor memory is counted too: a
+// Storage of its own takes its buffer from the aligned operator new (one count, and one for its
+// make_shared control block), and a tape's arena (engine/arena.hpp) its chunks. Storage used to
+// call aligned_alloc, which bypasses operator new: a new tensor counted 1 (its control block),
+// never its buffer.
 #include "engine/alloc_counter.hpp"
 
 #include <atomic>

@@ -13,7 +13,10 @@
 #include <string_view>
 #include <utility>
 
+#include "engine/checksums.hpp"
 #include "engine/error.hpp"
+#include "engine/quote.hpp"
+#include "engine/utf8.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/task.hpp"
 
@@ -41,34 +44,6 @@ int64_t parse_id(const std::string& s) {
     v = v * 10 + (c - '0');
   }
   return v >= 1 ? v : -1;
-}
-
-// Text from a file or a setting, fit to quote in an error message: bytes outside printable ASCII
-// (control characters, DEL, bytes >= 0x80) become \xNN and a backslash becomes \\, so binary
-// data cannot garble the terminal; cut with "..." past kQuoteChars characters.
-constexpr size_t kQuoteChars = 60;
-std::string quote(std::string_view s) {
-  static const char* const kHex = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::string piece;
-    if (c == '\\') {
-      piece = "\\\\";
-    } else if (c >= 0x20 && c < 0x7f) {
-      piece = char(c);
-    } else {
-      piece = "\\x";
-      piece += kHex[c >> 4];
-      piece += kHex[c & 15];
-    }
-    if (out.size() + piece.size() > kQuoteChars) {
-      out += "...";
-      break;
-    }
-    out += piece;
-  }
-  return out;
 }
 
 // Lines of bAbI files are under 100 bytes; a longer one than this is not bAbI text (a binary or
@@ -112,8 +87,12 @@ std::vector<std::string> tokenize(const std::string& text) {
 }
 
 RawFile read_file(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   MG_CHECK(in.good(), path, ": cannot open (missing or unreadable file)");
+  return read_stream(in, path);
+}
+
+RawFile read_stream(std::istream& in, const std::string& path) {
   RawFile file;
   file.path = path;
   std::string line;
@@ -128,17 +107,22 @@ RawFile read_file(const std::string& path) {
     if (in.bad() || (got == 0 && in.eof())) break;
     ++line_no;
     MG_CHECK(!in.fail(), path, ":", line_no, ": line longer than ", kMaxLineBytes,
-             " bytes (not a bAbI text file?): '", quote({buffer.data(), size_t(got)}), "'");
+             " bytes (not a bAbI text file?): ", quote({buffer.data(), size_t(got)}));
     line.assign(buffer.data(), size_t(in.eof() ? got : got - 1));  // without the '\n'
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (trim(line).empty()) continue;
     auto bad = [&](const auto&... parts) { fail(path, ":", line_no, ": ", parts...); };
+    // A last line without its '\n' is a file cut short: its last word may be half a word.
+    if (in.eof())
+      bad("the file ends inside this line (no newline after it: truncated?): ", quote(line));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    // NUL, other control characters and non-UTF-8 bytes (Latin-1) would otherwise become tokens.
+    if (const size_t at = first_non_text_byte(line); at != std::string::npos)
+      bad(describe_non_text_byte(line, at), "; a bAbI file is UTF-8 text: ", quote(line));
+    if (trim(line).empty()) continue;
 
     const size_t space = line.find_first_of(" \t");
     const std::string id_text = line.substr(0, space);
     const int64_t id = parse_id(id_text);
-    if (id < 0)
-      bad("bad line id '", quote(id_text), "' (a line starts with a positive integer id)");
+    if (id < 0) bad("bad line id ", quote(id_text), " (a line starts with a positive integer id)");
     if (id == 1) {
       file.stories.emplace_back();
       id_kind.assign(1, -1);  // index 0 unused
@@ -170,15 +154,15 @@ RawFile read_file(const std::string& path) {
     q.answer = lower(trim(fields[1]));
     if (q.answer.empty()) bad("empty answer");
     if (q.answer.find_first_of(" \t") != std::string::npos)
-      bad("answer '", quote(q.answer), "' is not one token (a list is written 'a,b')");
+      bad("answer ", quote(q.answer), " is not one token (a list is written 'a,b')");
     if (fields.size() == 3) {
       std::istringstream ids(fields[2]);
       std::string s;
       while (ids >> s) {
         const int64_t fact = parse_id(s);
         if (fact < 0 || fact >= id || id_kind[size_t(fact)] < 0)
-          bad("bad supporting fact id '", quote(s),
-              "' (it must name an earlier statement of the story)");
+          bad("bad supporting fact id ", quote(s),
+              " (it must name an earlier statement of the story)");
         q.supporting.push_back(int(id_kind[size_t(fact)]));
       }
     }
@@ -215,6 +199,15 @@ std::string task_file(const std::string& data_dir, const std::string& set, int t
   return found[0];
 }
 
+std::string data_folder(const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(data_dir).lexically_normal();
+  std::error_code ec;
+  if (!fs::is_directory(dir / kDataFolder, ec) && dir.filename() == kDataFolder)
+    return dir.parent_path().string();
+  return dir.string();
+}
+
 std::vector<int> parse_task_list(const std::string& spec_in) {
   const std::string spec = lower(trim(spec_in));
   std::vector<int> tasks;
@@ -224,8 +217,8 @@ std::vector<int> parse_task_list(const std::string& spec_in) {
   }
   auto number = [&](const std::string& s) {
     const int64_t v = parse_id(trim(s));
-    MG_CHECK(v >= 1 && v <= kNumTasks, "babi: bad task '", quote(spec_in),
-             "' (expected 1..20, \"all\", or a list such as \"1,2,4-20\")");
+    MG_CHECK(v >= 1 && v <= kNumTasks, "babi: bad task ", quote(spec_in),
+             " (expected 1..20, \"all\", or a list such as \"1,2,4-20\")");
     return int(v);
   };
   for (const std::string& part : split(spec, ',')) {
@@ -234,7 +227,7 @@ std::vector<int> parse_task_list(const std::string& spec_in) {
       tasks.push_back(number(part));
     } else {
       const int a = number(part.substr(0, dash)), b = number(part.substr(dash + 1));
-      MG_CHECK(a <= b, "babi: bad task range '", quote(part), "' in '", quote(spec_in), "'");
+      MG_CHECK(a <= b, "babi: bad task range ", quote(part), " in ", quote(spec_in));
       for (int t = a; t <= b; ++t) tasks.push_back(t);
     }
   }
@@ -258,8 +251,8 @@ int Vocabulary::find(const std::string& word) const {
 
 Data load(const LoadOptions& o) {
   MG_CHECK(!o.tasks.empty(), "babi: no task selected");
-  MG_CHECK(o.set == "en" || o.set == "en-10k",
-           "babi: babi_set must be \"en\" or \"en-10k\", got \"", o.set, "\"");
+  MG_CHECK(o.set == "en" || o.set == "en-10k", "babi: babi_set must be \"en\" or \"en-10k\", got ",
+           quote(o.set));
   MG_CHECK(o.memory_size >= 1, "babi: memory_size must be at least 1, got ", o.memory_size);
   MG_CHECK(o.valid_fraction >= 0 && o.valid_fraction < 1,
            "babi: the validation fraction must be in [0, 1)");
@@ -268,8 +261,11 @@ Data load(const LoadOptions& o) {
   d.set = o.set;
   d.tasks = o.tasks;
   // Read every file first, so that a missing or unusable one is reported before any work.
+  const std::string top = data_folder(o.data_dir);
   auto read = [&](int task, const std::string& split) {
-    RawFile f = read_file(task_file(o.data_dir, o.set, task, split));
+    const std::string path = task_file(o.data_dir, o.set, task, split);
+    check_listed_sha256(path, top);
+    RawFile f = read_file(path);
     if (f.questions.empty()) {
       size_t statements = 0;
       for (const auto& story : f.stories) statements += story.size();
@@ -380,7 +376,12 @@ void fill_batch(const Data& data, const std::vector<Example>& examples,
   Tensor& mask = batch.field("memory_mask", Shape{b, m}, dtype);
   Tensor& query = batch.field("query", Shape{b, j}, dtype);
   Tensor& answer = batch.field("answer", Shape{b}, dtype);
-  std::vector<int64_t> perm, times;
+  // Scratch reused across calls (per thread), with room for the most a story of m statements can
+  // need (its positions spread over up to ceil(random_time n) blanks), so that once a batch of the
+  // longest stories has been made, none allocates here.
+  thread_local std::vector<int64_t> perm, times;
+  perm.reserve(size_t(m + int64_t(std::ceil(random_time * double(m)))));
+  times.reserve(size_t(m));
   for (int64_t s = 0; s < b; ++s) {
     const Example& e = examples[size_t(indices[size_t(s)])];
     const int64_t n = e.count;
@@ -430,7 +431,8 @@ constexpr uint64_t kTrainSalt = 0xbab1'0000'7a11'0001ULL;
 std::string task_spec(const nlohmann::json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
   MG_CHECK(v.is_string(),
-           "babi: babi_task must be 1..20, \"all\" or a list such as \"1,2,4-20\", got ", v.dump());
+           "babi: babi_task must be 1..20, \"all\" or a list such as \"1,2,4-20\", got ",
+           quote(v.dump()));
   return v.get<std::string>();
 }
 
@@ -447,12 +449,12 @@ class BabiTask : public Task {
       MG_CHECK(memory_size.is_number_integer() && memory_size.get<int64_t>() >= 1 &&
                    memory_size.get<int64_t>() <= INT_MAX,
                "babi: memory_size must be a whole number in [1, ", INT_MAX, "], got ",
-               memory_size.dump());
+               quote(memory_size.dump()));
       o.memory_size = int(memory_size.get<int64_t>());
       random_time_ = settings_.at("random_time").get<double>();
       const nlohmann::json& seed = settings_.at("seed");
       MG_CHECK(seed.is_number_integer() && seed.get<int64_t>() >= 0,
-               "babi: seed must be a whole number >= 0, got ", seed.dump());
+               "babi: seed must be a whole number >= 0, got ", quote(seed.dump()));
       seed_ = seed.get<uint64_t>();
     } catch (const nlohmann::json::exception& e) {
       fail("babi: bad setting type (", e.what(), ")");
@@ -478,6 +480,15 @@ class BabiTask : public Task {
     indices_.resize(size_t(batch_size));
     for (auto& i : indices_) i = int64_t(rng.below(data_.train.size()));
     babi::fill_batch(data_, data_.train, indices_, &rng, random_time_, dtype, batch);
+  }
+  // Every row the training question with the most memories: sampling with replacement can draw
+  // it batch_size times, and a batch's shapes are set by its longest story.
+  void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) override {
+    const auto longest = std::max_element(
+        data_.train.begin(), data_.train.end(),
+        [](const babi::Example& a, const babi::Example& b) { return a.count < b.count; });
+    indices_.assign(size_t(batch_size), int64_t(longest - data_.train.begin()));
+    babi::fill_batch(data_, data_.train, indices_, nullptr, random_time_, dtype, batch);
   }
   int64_t validation_batches(int64_t batch_size) const override {
     return (int64_t(data_.valid.size()) + batch_size - 1) / batch_size;

@@ -33,6 +33,7 @@
 //   answer       [B]        word id of the answer
 #pragma once
 #include <cstdint>
+#include <istream>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -71,16 +72,24 @@ struct RawFile {
 // must be 1), an empty sentence, a question without a tab-separated answer, an answer with no
 // question (a tab on a line whose text is not a question), an empty answer, more than three
 // tab-separated fields, a supporting-fact id that does not name an earlier statement of the
-// story, and a line longer than 64 KiB (bAbI lines are under 100 bytes); "path: cannot open" for
-// a missing or unreadable file. Blank lines are skipped. File text quoted in a message has bytes
-// outside printable ASCII escaped as \xNN and is cut at 60 characters with "...". A file with no
-// questions is read without error (load() rejects it).
+// story, a line longer than 64 KiB (bAbI lines are under 100 bytes), a byte that is not text
+// (NUL or another control character but tab, or a byte that is not valid UTF-8 such as Latin-1;
+// engine/utf8.hpp), and a last line without its newline (a file cut short: its last word could
+// be half a word); "path: cannot open" for a missing or unreadable file. Blank lines are skipped,
+// and a '\r' before the newline. File text in a message is quote()d (engine/quote.hpp). A file
+// with no questions is read without error (load() rejects it).
 RawFile read_file(const std::string& path);
+// The same for text already open; `path` names it in messages.
+RawFile read_stream(std::istream& in, const std::string& path);
 
 // The file of one task: <data_dir>/tasks_1-20_v1-2/<set>/qa<task>_*_<split>.txt (data_dir may
 // also be the tasks_1-20_v1-2 folder itself). Throws an Error naming the pattern it looked for.
 std::string task_file(const std::string& data_dir, const std::string& set, int task,
                       const std::string& split);
+
+// The folder that holds tasks_1-20_v1-2 (and SHA256SUMS.txt): data_dir, or its parent when
+// data_dir is the tasks_1-20_v1-2 folder itself.
+std::string data_folder(const std::string& data_dir);
 
 // Task numbers from "1".."20", "all", or a list such as "1,2,4-20". Throws an Error otherwise.
 std::vector<int> parse_task_list(const std::string& spec);
@@ -143,7 +152,9 @@ struct LoadOptions {
 // split in file order: the first floor(0.9 n) train, the rest validation (as the official
 // single-task code does). Throws an Error naming the file for a file (train or test) without
 // questions, and for a training file whose split leaves no training question (fewer than 2 at
-// valid_fraction 0.1).
+// valid_fraction 0.1). When the data folder (data_folder) has a SHA256SUMS.txt, as
+// ../shared/data/babi does, each file read must match its line there (engine/checksums.hpp); an
+// Error names a file that differs or is not listed.
 Data load(const LoadOptions& options);
 
 // Fills `batch` with the examples `examples[indices[i]]`. With `noise` (training with random

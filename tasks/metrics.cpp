@@ -1,6 +1,7 @@
 #include "tasks/metrics.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,8 @@
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "engine/quote.hpp"
 
 namespace memgrad::metrics {
 
@@ -402,14 +405,25 @@ std::string_view unquote(std::string_view s) {
   return s;
 }
 
-std::optional<double> parse_number(std::string_view cell) {
-  const std::string text(unquote(cell));
+std::optional<double> parse_number(std::string_view text) {
   if (text.empty()) return std::nullopt;
+  const std::string copy(text);  // strtod needs a terminated string
   char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) return std::nullopt;
+  const double v = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size()) return std::nullopt;
   return v;  // may be inf/nan (text "inf", "nan", or overflow): the caller reports it
+}
+
+bool is_boolean_or_null(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "true" || lower == "false" || lower == "null";
+}
+
+// The header rule, one for CSV and JSONL: a name is text that is not empty, not a number, and
+// not true, false or null (a boolean is bad data, not a column name).
+bool is_name(std::string_view text) {
+  return !text.empty() && !parse_number(text) && !is_boolean_or_null(text);
 }
 
 std::vector<std::string_view> split_csv(std::string_view line) {
@@ -428,6 +442,14 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// One cell of a row as read: its number if it is one, its text for messages, and whether it is
+// a name (is_name; in JSONL only a string can be one).
+struct Cell {
+  std::optional<double> value;
+  std::string text;
+  bool name = false;
+};
+
 class TableBuilder {
  public:
   explicit TableBuilder(const std::string& path) { table_.path = path; }
@@ -436,25 +458,37 @@ class TableBuilder {
     throw DataError(table_.path + ":" + std::to_string(line) + ": " + message);
   }
 
-  // One row of cells; `values[c]` is empty when cell c is not a number, `text[c]` is shown in
-  // errors. `is_header`: the row looks like a header (by its format's rule), skipped if first.
-  void add(std::size_t line, const std::vector<std::optional<double>>& values,
-           const std::vector<std::string>& text, bool is_header) {
+  // One row. The first row is the header when every cell of it is a name.
+  void add(std::size_t line, const std::vector<Cell>& cells) {
     const bool first = !seen_first_;
     seen_first_ = true;
-    if (first) columns_ = values.size();
-    if (first && is_header) return;
-    if (values.empty()) fail(line, "empty row (no values)");
-    if (values.size() != columns_)
+    if (first) columns_ = cells.size();
+    if (first && !cells.empty() &&
+        std::all_of(cells.begin(), cells.end(), [](const Cell& c) { return c.name; })) {
+      table_.header_line = line;
+      for (const Cell& c : cells) table_.header.push_back(c.text);
+      return;
+    }
+    if (cells.empty()) fail(line, "empty row (no values)");
+    if (cells.size() != columns_)
       fail(line, "expected " + std::to_string(columns_) + " columns, found " +
-                     std::to_string(values.size()));
+                     std::to_string(cells.size()));
     std::vector<double> row;
-    row.reserve(values.size());
-    for (std::size_t c = 0; c < values.size(); ++c) {
+    row.reserve(cells.size());
+    for (std::size_t c = 0; c < cells.size(); ++c) {
       const std::string where = "column " + std::to_string(c + 1) + ": ";
-      if (!values[c]) fail(line, where + "not a number: '" + text[c] + "'");
-      if (!std::isfinite(*values[c])) fail(line, where + "value is not finite: '" + text[c] + "'");
-      row.push_back(*values[c]);
+      const Cell& cell = cells[c];
+      if (!cell.value) {
+        std::string message = where + "not a number: " + quote(cell.text);
+        if (is_boolean_or_null(unquote(cell.text)))
+          message += " (labels are 0 or 1, scores numbers)";
+        else if (cell.name && first)
+          message += " (a first row is a header only when every cell is a name)";
+        fail(line, message);
+      }
+      if (!std::isfinite(*cell.value))
+        fail(line, where + "value is not finite: " + quote(cell.text));
+      row.push_back(*cell.value);
     }
     table_.rows.push_back(std::move(row));
     table_.lines.push_back(line);
@@ -473,54 +507,39 @@ class TableBuilder {
 };
 
 void add_csv_line(TableBuilder& builder, std::size_t line, std::string_view text) {
-  std::vector<std::optional<double>> values;
-  std::vector<std::string> cells;
-  for (std::string_view cell : split_csv(text)) {
-    values.push_back(parse_number(cell));
-    cells.emplace_back(trim(cell));
+  std::vector<Cell> cells;
+  for (std::string_view raw : split_csv(text)) {
+    const std::string_view cell = unquote(raw);
+    cells.push_back({parse_number(cell), std::string(trim(raw)), is_name(cell)});
   }
-  const bool header =
-      std::none_of(values.begin(), values.end(), [](auto& v) { return v.has_value(); });
-  builder.add(line, values, cells, header);
+  builder.add(line, cells);
 }
 
 void add_jsonl_line(TableBuilder& builder, std::size_t line, std::string_view text) {
-  std::vector<std::optional<double>> values;
-  std::vector<std::string> cells;
-  bool header = false;
+  std::vector<Cell> cells;
   try {
     const nlohmann::json row = nlohmann::json::parse(text);
-    if (!row.is_array()) builder.fail(line, "expected a JSON array, found " + row.dump());
+    if (!row.is_array()) builder.fail(line, "expected a JSON array, found " + quote(row.dump()));
     for (const auto& cell : row) {
-      values.push_back(cell.is_number() ? std::optional<double>(cell.get<double>()) : std::nullopt);
-      cells.push_back(cell.dump());
+      const bool number = cell.is_number();
+      cells.push_back({number ? std::optional<double>(cell.get<double>()) : std::nullopt,
+                       cell.dump(), cell.is_string() && is_name(cell.get<std::string>())});
     }
-    // Only names make a header: a first row of booleans or nulls is bad data, not a header.
-    header = !row.empty() && std::all_of(row.begin(), row.end(),
-                                         [](const nlohmann::json& c) { return c.is_string(); });
   } catch (const nlohmann::json::exception& e) {  // syntax, number overflow (1e400), ...
-    std::string message = "invalid JSON: ";
-    message += e.what();
-    builder.fail(line, message);
+    builder.fail(line, "invalid JSON: " + escape(e.what(), 200));
   }
-  builder.add(line, values, cells, header);
+  builder.add(line, cells);
 }
 
 }  // namespace
 
-Table read_matrix_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw DataError(path + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(path + ": cannot open file (" + std::strerror(errno) + ")");
-  const bool jsonl = ends_with(path, ".jsonl");
+Table read_matrix(std::istream& in, const std::string& path, Format format) {
   TableBuilder builder(path);
   std::string text;
   for (std::size_t line = 1; std::getline(in, text); ++line) {
     if (line == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 byte order mark
     if (trim(text).empty()) continue;
-    if (jsonl) {
+    if (format == Format::jsonl) {
       add_jsonl_line(builder, line, text);
     } else {
       add_csv_line(builder, line, text);
@@ -528,6 +547,27 @@ Table read_matrix_file(const std::string& path) {
   }
   if (in.bad()) throw DataError(path + ": read error");
   return builder.finish();
+}
+
+Table read_matrix_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw DataError(path + ": is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(path + ": cannot open file (" + std::strerror(errno) + ")");
+  return read_matrix(in, path, ends_with(path, ".jsonl") ? Format::jsonl : Format::csv);
+}
+
+std::string header_note(const Table& table) {
+  if (table.header.empty()) return "";
+  constexpr std::size_t kShown = 5;
+  std::string names;
+  for (std::size_t c = 0; c < table.header.size() && c < kShown; ++c)
+    names += (c ? ", " : "") + quote(table.header[c]);
+  if (table.header.size() > kShown) names += ", ...";
+  return table.path + ":" + std::to_string(table.header_line) + ": header row of " +
+         std::to_string(table.header.size()) + (table.header.size() == 1 ? " name" : " names") +
+         " skipped (" + names + ")";
 }
 
 LabelMatrix to_labels(const Table& table) {

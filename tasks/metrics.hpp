@@ -13,6 +13,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <istream>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -158,16 +159,30 @@ struct Table {
   std::string path;
   std::vector<std::vector<double>> rows;  // data rows only
   std::vector<std::size_t> lines;         // 1-based line number of each row in the file
+  std::vector<std::string> header;        // the header's names as written; empty without one
+  std::size_t header_line = 0;            // its line; 0 without one
   std::size_t columns() const { return rows.empty() ? 0 : rows[0].size(); }
 };
 
-// Reads a numeric matrix. Files ending in ".jsonl" hold one JSON array of numbers per line; any
-// other file is CSV (comma-separated, surrounding spaces and double quotes of a cell ignored, no
-// commas inside cells). Blank lines are skipped. The first row is a header, and skipped, when none
-// of its cells is a number (CSV) or all of them are strings (JSONL). Throws DataError for a
-// missing/unreadable file, no data rows, an empty or ragged row, a cell that is not a number
-// (JSONL true/false included), invalid JSON, or a value that is NaN or infinite.
+enum class Format { csv, jsonl };
+
+// Reads a numeric matrix. JSONL holds one JSON array of numbers per line; CSV is comma-separated,
+// surrounding spaces and double quotes of a cell ignored, no commas inside cells. Blank lines are
+// skipped, and a UTF-8 byte order mark. Header rule, the same for both formats: the first row is a
+// header, and skipped, when every cell of it is a name: text that is not empty, not a number (as
+// strtod reads one: 1, -2e-3, inf, nan) and not true, false or null; in JSONL only a JSON string
+// can be a name. Any other first row is data. Throws DataError "path:line: problem" for no data
+// rows, an empty or ragged row, a cell that is not a number (true/false included), invalid JSON,
+// or a value that is NaN or infinite; values from the file in messages are quote()d.
+Table read_matrix(std::istream& in, const std::string& path, Format format);
+
+// read_matrix of a file: JSONL when its name ends in ".jsonl", CSV otherwise. Throws DataError
+// also for a missing, unreadable or directory path.
 Table read_matrix_file(const std::string& path);
+
+// "path:line: header row of N names skipped ('a', 'b', ...)" when the table had a header, ""
+// otherwise: a header is never skipped silently.
+std::string header_note(const Table& table);
 
 // The table as 0/1 labels; throws DataError naming the line of any other value.
 LabelMatrix to_labels(const Table& table);

@@ -1,6 +1,7 @@
 #include "tasks/task.hpp"
 
 #include "engine/error.hpp"
+#include "engine/quote.hpp"
 
 namespace memgrad {
 namespace {
@@ -14,13 +15,13 @@ nlohmann::json merge_task_settings(const std::string& task, const nlohmann::json
                                    const nlohmann::json& user) {
   nlohmann::json s = defaults;
   if (user.is_null()) return s;
-  MG_CHECK(user.is_object(), task, ": settings must be a JSON object, got ", user.dump());
+  MG_CHECK(user.is_object(), task, ": settings must be a JSON object, got ", quote(user.dump()));
   for (auto it = user.begin(); it != user.end(); ++it) {
     std::string known;
     for (auto k = defaults.begin(); k != defaults.end(); ++k)
       known += (known.empty() ? "" : ", ") + k.key();
-    MG_CHECK(defaults.contains(it.key()), task, ": unknown setting '", it.key(),
-             "' (known: ", known, ")");
+    MG_CHECK(defaults.contains(it.key()), task, ": unknown setting ", quote(it.key()),
+             " (known: ", known, ")");
     s[it.key()] = *it;
   }
   return s;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/quote.hpp"
 #include "tasks/metrics.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
@@ -25,12 +26,15 @@ constexpr const char* kHelp =
 Multi-label metrics of SCORES against LABELS (definitions follow scikit-learn; docs/metrics.md).
 
 Input
-  LABELS, SCORES  one row per sample, one column per label, same shape. CSV (comma-separated; a
-                  first row none of whose cells is a number is a header and skipped; blank lines
-                  skipped), or JSONL (one JSON array of numbers per line; a first row of
-                  strings only is a header and skipped) when the name ends in .jsonl.
-                  Labels are 0 or 1 (JSON true/false are not numbers), scores finite real
-                  numbers.
+  LABELS, SCORES  one row per sample, one column per label, same shape. CSV (comma-separated,
+                  blank lines skipped), or JSONL (one JSON array of numbers per line) when the
+                  name ends in .jsonl. Labels are 0 or 1, scores finite real numbers; true and
+                  false are neither.
+  Header          the first row is a header, and skipped, when every cell of it is a name: text
+                  that is not empty, not a number and not true, false or null (in JSONL, a JSON
+                  string). The same rule for both formats; any other first row is data. A
+                  skipped header is reported on stderr as FILE:LINE: header row of N names
+                  skipped, with the first names.
   --k LIST        comma-separated k values for P@k and R@k (default 1,2,5)
   --threshold T   a label is predicted when its score is >= T (default 0.5)
   --threads N     accepted by every memgrad tool (the metrics run on one thread)
@@ -64,7 +68,8 @@ Output
   table: the same, aligned for reading.
   Bad input (missing or empty file, ragged rows, a cell that is not a number, NaN or infinite
   values, labels other than 0/1, files of different shapes) prints "FILE:LINE: problem" to stderr
-  and exits with code 2.
+  and exits with code 2; values from the files are quoted, escaped (\xNN for bytes outside
+  printable ASCII) and cut after 60 characters.
 )";
 
 std::vector<int> parse_ks(const std::string& text) {
@@ -74,13 +79,13 @@ std::vector<int> parse_ks(const std::string& text) {
     char* end = nullptr;
     const long k = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || k < 1 || k > 1000000)
-      throw UsageError("--k expects a comma-separated list of positive integers, got '" + text +
-                       "'");
+      throw UsageError("--k expects a comma-separated list of positive integers, got " +
+                       quote(text));
     if (std::find(ks.begin(), ks.end(), static_cast<int>(k)) == ks.end())
       ks.push_back(static_cast<int>(k));
   }
   if (ks.empty() || text.back() == ',')
-    throw UsageError("--k expects a comma-separated list of positive integers, got '" + text + "'");
+    throw UsageError("--k expects a comma-separated list of positive integers, got " + quote(text));
   return ks;
 }
 
@@ -148,7 +153,7 @@ int cmd_metrics(const Words& words) {
   }
   threads_option(args);  // accepted like every tool's; the metrics themselves are serial
   if (!args.positional().empty())
-    throw UsageError("unexpected argument '" + args.positional()[0] + "' (see --help)");
+    throw UsageError("unexpected argument " + quote(args.positional()[0]) + " (see --help)");
   const auto labels_path = args.get("labels");
   const auto scores_path = args.get("scores");
   if (!labels_path || !scores_path)
@@ -157,12 +162,15 @@ int cmd_metrics(const Words& words) {
   const double threshold = args.get_double("threshold", 0.5);
   const std::string format = args.get("format", "json");
   if (format != "json" && format != "table")
-    throw UsageError("--format must be json or table, got '" + format + "'");
+    throw UsageError("--format must be json or table, got " + quote(format));
 
   metrics::MultiLabelReport report;
   try {
     const metrics::Table labels = metrics::read_matrix_file(*labels_path);
     const metrics::Table scores = metrics::read_matrix_file(*scores_path);
+    for (const metrics::Table* t : {&labels, &scores})
+      if (!t->header.empty())
+        std::fprintf(stderr, "memgrad metrics: %s\n", metrics::header_note(*t).c_str());
     metrics::check_same_shape(labels, scores);
     report = metrics::evaluate_multilabel(metrics::to_labels(labels), scores.rows, threshold, ks);
   } catch (const metrics::DataError& e) {

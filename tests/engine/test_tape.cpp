@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "engine/alloc_counter.hpp"
 #include "engine/gradcheck.hpp"
+#include "engine/rng.hpp"
 #include "engine/tape.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/linalg.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
 
@@ -228,6 +232,53 @@ TEST_CASE("a tape value held by the caller is not overwritten by the next step")
   CHECK(kept.at(0) == doctest::Approx(2.0));
 }
 
+TEST_CASE("a tape value held past the tape's destruction keeps its values") {
+  Tensor kept;
+  {
+    Tape tape;
+    Var y = scale(tape.input(Tensor::full(Shape{3}, DType::f64, 1.0)), 4.0);
+    kept = y.value();
+  }
+  Tape other;  // reuses the freed memory, most likely
+  scale(other.input(Tensor::full(Shape{3}, DType::f64, 1.0)), -7.0);
+  CHECK(kept.to_vector() == std::vector<double>(3, 4.0));
+}
+
+TEST_CASE("nodes that change places between steps do not allocate once the bytes fit") {
+  // With varying lengths a step's nodes move: node i is a large product in one step and a small
+  // slice in the next. A step allocates only when it needs more bytes (or nodes) in all than the
+  // tape has held, however its shapes are arranged: here 30 steps of random arrangements after
+  // one step of the largest total.
+  Tape tape;
+  tape.set_move_grads(true);
+  const Tensor big = Tensor::full(Shape{64, 64}, DType::f32, 0.01);
+  const Tensor small = Tensor::full(Shape{4, 64}, DType::f32, 0.02);
+  Rng rng(3, 0);
+  auto step = [&](int n_big, int n_small) {
+    tape.reset();
+    Var acc = tape.input(small, true);
+    // The order of big and small products is random: the same node index holds either.
+    int left_big = n_big, left_small = n_small;
+    while (left_big + left_small > 0) {
+      const bool take_big = left_small == 0 || (left_big > 0 && rng.below(2) == 0);
+      Var x = tape.input(take_big ? big : small, true);
+      Var y = tanh(matmul(x, tape.input(big)));  // [rows, 64]
+      acc = add(acc, slice(y, 0, 0, 4));
+      (take_big ? left_big : left_small) -= 1;
+    }
+    tape.backward(sum(acc));
+  };
+  step(8, 8);    // the largest step: 8 large products
+  tape.reset();  // joins the chunks the arena grew in that step into one
+  const uint64_t before = heap_allocations();
+  for (int i = 0; i < 30; ++i) {
+    const int n_big = int(rng.below(9));
+    step(n_big, 8 + int(rng.below(9)) - n_big);  // at most 8 large, at most 16 products in all
+  }
+  CHECK(heap_allocations() - before == 0);
+  CHECK(tape.arena_high_water() <= tape.arena_capacity());
+}
+
 TEST_CASE("shape errors name the op and the shapes") {
   Tape tape;
   Var a = tape.input(Tensor::zeros(Shape{2, 3}, DType::f32));
@@ -253,8 +304,12 @@ TEST_CASE("anomaly mode names the first op that made a NaN, forward and backward
 }
 
 TEST_CASE("the gradient checker catches a wrong backward") {
-  // A deliberately wrong op: y = x^2 with backward 3x (should be 2x).
-  static const OpDef kWrongSquare{"test_wrong_square", true};  // leaf: not in the op registry check
+  // A deliberately wrong op: y = x^2 with backward 3x (should be 2x). An op with a backward is
+  // never a leaf, so the registry sees it: it has no case, and ops_without_grad_case() names it
+  // (which fails `every registered op has a gradient-check case` in any binary that defines it).
+  static const OpDef kWrongSquare{"test_wrong_square"};
+  const std::vector<std::string> missing = ops_without_grad_case();
+  CHECK(std::find(missing.begin(), missing.end(), "test_wrong_square") != missing.end());
   auto wrong_square = [](Var x) {
     Var y = x.tape->record(kWrongSquare, x.shape(), x.dtype(), {x}, [](Tape& t, NodeId id) {
       const NodeId in = t.input_id(id, 0);
@@ -275,6 +330,32 @@ TEST_CASE("the gradient checker catches a wrong backward") {
       "right", inputs, [](Tape&, std::span<const Var> v) { return mul(v[0], v[0]); });
   CHECK(good.passed);
   CHECK(good.max_rel_err < 1e-6);
+}
+
+TEST_CASE("a leaf recorded with a backward, and an op name defined twice, are refused") {
+  // Leaves need no gradient check (ops_without_grad_case skips them), so a leaf may not carry a
+  // backward: its gradient would escape every check.
+  const OpDef* leaf = nullptr;
+  const OpDef* op = nullptr;
+  for (const OpDef* d : all_ops()) (d->leaf ? leaf : op) = d;
+  REQUIRE(leaf != nullptr);
+  REQUIRE(op != nullptr);
+  Tape tape;
+  Var x = tape.input(Tensor::zeros(Shape{2}, DType::f64), true);
+  const BackwardFn backward = [](Tape&, NodeId) {};
+  const std::string refused = std::string("op '") + leaf->name + "' is a leaf";
+  CHECK_THROWS_WITH_AS(tape.record(*leaf, x.shape(), x.dtype(), {x}, backward),
+                       doctest::Contains(refused.c_str()), Error);
+  CHECK_THROWS_WITH_AS(tape.record_view(*leaf, x, Shape{2}, backward),
+                       doctest::Contains(refused.c_str()), Error);
+  CHECK_NOTHROW(tape.record(*leaf, x.shape(), x.dtype(), {x}, nullptr));  // without: a constant
+
+  // A second op of a registered name (a leaf or not) is refused and not registered.
+  const size_t registered = all_ops().size();
+  const std::string twice = std::string("op '") + op->name + "' is defined twice";
+  CHECK_THROWS_WITH_AS(OpDef(op->name), doctest::Contains(twice.c_str()), Error);
+  CHECK_THROWS_WITH_AS(OpDef(leaf->name, true), doctest::Contains("is defined twice"), Error);
+  CHECK(all_ops().size() == registered);
 }
 
 TEST_CASE("print shows one line per node with op names and gradient norms") {

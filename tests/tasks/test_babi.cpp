@@ -1,7 +1,8 @@
 // The bAbI loader and task: the text format on small files written here (stories, list answers,
 // direction pairs, the memory window, tokens, every malformed-line error with file:line, escaped
 // quotes of file text), files without questions or too few to split, settings out of range,
-// batches, evaluation, and counts on the real data when ../shared/data/babi is present.
+// batches, evaluation, and counts on the real data in ../shared/data/babi (ctest entry
+// tasks_shared_data, skipped when it is absent).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -10,11 +11,13 @@
 #include <fstream>
 #include <string>
 
+#include "engine/sha256.hpp"
 #include "tasks/babi.hpp"
 #include "tasks/task.hpp"
 #include "tests/test_util.hpp"
 
 using namespace memgrad;
+using memgrad::test::error_of;
 using memgrad::test::TempDir;
 namespace fs = std::filesystem;
 
@@ -39,15 +42,6 @@ std::string write_task(const TempDir& dir, int task, const std::string& train,
   return dir.path.string();
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 // CHECK that `text` contains `part`, showing the text when it does not.
 #define CHECK_HAS(text, part)                                    \
   do {                                                           \
@@ -55,7 +49,7 @@ std::string error_of(const std::function<void()>& f) {
     CHECK_MESSAGE(text_.find(part) != std::string::npos, text_); \
   } while (0)
 
-const std::string kRealData = std::string(MEMGRAD_SOURCE_DIR) + "/../shared/data/babi";
+const std::string kRealData = test::shared_path("data/babi");
 
 }  // namespace
 
@@ -337,7 +331,7 @@ TEST_CASE("babi: random_time is a fraction in [0, 1]") {
   CHECK_HAS(error_of([&] {
               create_task("babi", {{"data_dir", dir.path.string()}, {"memory_size", 4294967297}});
             }),
-            "babi: memory_size must be a whole number in [1, 2147483647], got 4294967297");
+            "babi: memory_size must be a whole number in [1, 2147483647], got '4294967297'");
   CHECK_HAS(error_of([&] {
               create_task("babi", {{"data_dir", dir.path.string()}, {"memory_size", 2.5}});
             }),
@@ -415,40 +409,110 @@ TEST_CASE("babi: file text quoted in errors is escaped and cut") {
       "\x7f"
       "ELF\x02\x01\x01\x00\x00\x00 x\n",
       14);
-  CHECK_HAS(err(elf), p + ":1: bad line id '\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00' (a line");
+  CHECK_HAS(err(elf), p + ":1: column 1: byte 0x7f (a control character); a bAbI file is UTF-8 "
+                          "text: '\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00 x'");
   CHECK_HAS(err("\xc3\xa9t\xc3\xa9\\ Mary went home.\n"),
             p + ":1: bad line id '\\xc3\\xa9t\\xc3\\xa9\\\\' (a line");
-  // Long quotes are cut to 60 characters and "...".
+  // Long quotes are cut to 60 characters and "...", with the full length.
   const std::string long_id(500, 'x');
   const std::string e = err(long_id + " Mary went home.\n");
-  CHECK_HAS(e, p + ":1: bad line id '" + std::string(60, 'x') + "...' (a line");
+  CHECK_HAS(e, p + ":1: bad line id '" + std::string(60, 'x') + "...' (500 bytes) (a line");
   CHECK(e.size() < 200);
   CHECK_HAS(
-      err(std::string(100, '\x01') + "\n"), p + ":1: bad line id '" + [] {
-        std::string s;
-        for (int i = 0; i < 15; ++i) s += "\\x01";
-        return s;
-      }() + "...'");
+      err(std::string(100, '\x01') + "\n"),
+      p + ":1: column 1: byte 0x01 (a control character); a bAbI file is UTF-8 text: '" +
+          [] {
+            std::string s;
+            for (int i = 0; i < 15; ++i) s += "\\x01";
+            return s;
+          }() +
+          "...' (100 bytes)");
   CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\tho\x1b[2Jme now\t1\n"),
-            p + ":2: answer 'ho\\x1b[2jme now' is not one token");
-  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\thome\t1\x07\n"),
-            p + ":2: bad supporting fact id '1\\x07'");
+            p + ":2: column 20: byte 0x1b (a control character); a bAbI file is UTF-8 text: '2 "
+                "Where is Mary?\\x09ho\\x1b[2Jme now\\x091'");
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\tho\\me now\t1\n"),
+            p + ":2: answer 'ho\\\\me now' is not one token");
   // A line longer than 64 KiB (a binary or a wrong file) is rejected, not read whole.
   CHECK_HAS(err("1 Mary went home.\n2 " + std::string(70000, 'a') + "\n"),
             p + ":2: line longer than 65536 bytes (not a bAbI text file?): '2 aaaa");
   const std::string longest = "1 Mary went to the " + std::string(65536 - 20, 'a') + ".";
   REQUIRE(longest.size() == 65536);
   CHECK(err(longest + "\n2 Where is Mary?\thome\t1\n") == "(no error)");
-  CHECK(err("1 Mary went home.\n2 Where is Mary?\thome\t1\n" + longest) == "(no error)");
+  CHECK(err("1 Mary went home.\n2 Where is Mary?\thome\t1\n" + longest + "\n") == "(no error)");
   // Settings are quoted the same way.
   CHECK_HAS(error_of([] { babi::parse_task_list("1\x1b[31m"); }), "bad task '1\\x1b[31m'");
 }
 
-TEST_CASE("babi: counts of the real data (v1.2)") {
-  if (!fs::is_directory(kRealData)) {
-    MESSAGE("SKIPPED: ../shared/data/babi not found");
-    return;
+TEST_CASE("babi: a file cut mid-line, NUL and Latin-1 bytes are refused with file and line") {
+  TempDir dir;
+  auto err = [&](const std::string& text) {
+    const std::string path = dir.write("cut.txt", text);
+    return error_of([&] { babi::read_file(path); });
+  };
+  const std::string p = (dir.path / "cut.txt").string();
+  const std::string whole = "1 Mary went home.\n2 Where is Mary?\thome\t1\n";
+  REQUIRE(err(whole) == "(no error)");
+  // Every cut of the file that is not at a line end (the half answer "ho" used to be a word).
+  for (size_t n = 1; n < whole.size(); ++n) {
+    if (whole[n - 1] == '\n') continue;
+    INFO("first ", n, " bytes");
+    const std::string line = n < 18 ? "1" : "2";
+    CHECK_HAS(
+        err(whole.substr(0, n)),
+        p + ":" + line + ": the file ends inside this line (no newline after it: truncated?)");
   }
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\tho"),
+            ":2: the file ends inside this line (no newline after it: truncated?): '2 Where is "
+            "Mary?\\x09ho'");
+  CHECK_HAS(err("1 Mary went home.\n  "), p + ":2: the file ends inside this line");
+  // NUL and Latin-1 bytes used to become tokens ("ki\0tchen", "caf\xe9").
+  CHECK_HAS(err(std::string("1 Mary went to the ki\0tchen.\n", 29)),
+            p + ":1: column 22: byte 0x00 (a control character); a bAbI file is UTF-8 text");
+  CHECK_HAS(err("1 Mary went home.\n2 Mary went to the caf\xe9.\n"),
+            p + ":2: column 23: byte 0xe9 (not UTF-8; a Latin-1 or Windows-1252 file?)");
+  CHECK_HAS(err("1 Mary went home.\n2 Where is Mary?\thome\r\t1\n"),
+            p + ":2: column 22: byte 0x0d (a control character)");
+  // Valid UTF-8 and CRLF line ends are text.
+  CHECK(err("1 Mary went to the caf\xc3\xa9.\r\n2 Where is Mary?\tcaf\xc3\xa9\t1\r\n") ==
+        "(no error)");
+  CHECK(err("") == "(no error)");  // empty: no lines, no questions (load() refuses it)
+}
+
+TEST_CASE("babi: files are checked against the data folder's SHA256SUMS.txt when it has one") {
+  TempDir dir;
+  const std::string train = std::string(kStories) + kStories;
+  const std::string root = write_task(dir, 1, train, kStories);
+  babi::LoadOptions o;
+  o.data_dir = root;
+  CHECK(babi::load(o).train.size() == 5);  // no SHA256SUMS.txt: nothing to check
+  const std::string folder = std::string(babi::kDataFolder) + "/en/";
+  const std::string sums = dir.write(
+      "SHA256SUMS.txt", sha256_hex(train) + "  ./" + folder + "qa1_test-task_train.txt\n" +
+                            sha256_hex(kStories) + "  ./" + folder + "qa1_test-task_test.txt\n");
+  CHECK(babi::load(o).train.size() == 5);
+  o.data_dir = root + "/" + babi::kDataFolder;  // the tasks folder itself: its parent's sums
+  CHECK(babi::load(o).train.size() == 5);
+  o.data_dir = root;
+  // One changed byte (a valid file still) is named, with the line of SHA256SUMS.txt.
+  std::string edited = kStories;
+  edited[2] = 'm';
+  const std::string test_path = dir.write(folder + "qa1_test-task_test.txt", edited);
+  CHECK_HAS(error_of([&] { babi::load(o); }),
+            test_path + ": SHA-256 differs from " + sums + ":2 (expected " + sha256_hex(kStories));
+  // A file the sums do not list.
+  dir.write(folder + "qa1_test-task_test.txt", kStories);
+  dir.write(folder + "qa2_other_train.txt", train);
+  dir.write(folder + "qa2_other_test.txt", kStories);
+  o.tasks = {1, 2};
+  CHECK_HAS(error_of([&] { babi::load(o); }), "qa2_other_train.txt: not listed in " + sums +
+                                                  " (as '" + folder + "qa2_other_train.txt'");
+  // Only the files of the selected tasks are read and checked.
+  o.tasks = {1};
+  CHECK(babi::load(o).train.size() == 5);
+}
+
+TEST_CASE("babi: counts of the real data (v1.2)" * doctest::test_suite(test::kSharedData)) {
+  if (!test::shared_data_present(kRealData)) return;
   auto load = [](const std::string& set, const std::string& tasks) {
     babi::LoadOptions o;
     o.data_dir = kRealData;

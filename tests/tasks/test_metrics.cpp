@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tasks/metrics.hpp"
@@ -262,7 +263,10 @@ TEST_CASE("read_matrix_file: CSV with and without a header, JSONL") {
   CHECK(bom.rows == std::vector<std::vector<double>>{{0.5, 2}});
   // A first row with some numbers is data, so its other cells are errors, not a header.
   CHECK_THROWS_WITH_AS(mm::read_matrix_file(files.write("mixed.csv", "id,1\n0,1\n")),
-                       (files.path("mixed.csv") + ":1: column 1: not a number: 'id'").c_str(),
+                       (files.path("mixed.csv") +
+                        ":1: column 1: not a number: 'id' (a first row is a header only when "
+                        "every cell is a name)")
+                           .c_str(),
                        mm::DataError);
 
   const mm::Table jsonl = mm::read_matrix_file(files.write("c.jsonl", "[0.25, 1]\n[2, 3e1]\n"));
@@ -270,6 +274,86 @@ TEST_CASE("read_matrix_file: CSV with and without a header, JSONL") {
   const mm::Table jsonl_header =
       mm::read_matrix_file(files.write("d.jsonl", "[\"x\", \"y\"]\n[1, 0]\n"));
   CHECK(jsonl_header.rows == std::vector<std::vector<double>>{{1, 0}});
+}
+
+TEST_CASE("read_matrix: one header rule for CSV and JSONL, and the header is kept for a note") {
+  auto read = [](const std::string& text, mm::Format f) {
+    std::istringstream in(text);
+    return mm::read_matrix(in, "f", f);
+  };
+  // Names make a header in both formats.
+  const mm::Table csv = read("a, \"b c\" ,x1\n1,0,1\n", mm::Format::csv);
+  CHECK(csv.header == std::vector<std::string>{"a", "\"b c\"", "x1"});
+  CHECK(csv.header_line == 1);
+  CHECK(csv.rows.size() == 1);
+  CHECK(mm::header_note(csv) == "f:1: header row of 3 names skipped ('a', '\"b c\"', 'x1')");
+  const mm::Table jsonl = read("\n[\"a\", \"b\"]\n[1, 0]\n", mm::Format::jsonl);
+  CHECK(jsonl.header_line == 2);
+  CHECK(mm::header_note(jsonl) == "f:2: header row of 2 names skipped ('\"a\"', '\"b\"')");
+  // No header: no note.
+  const mm::Table plain = read("1,0\n", mm::Format::csv);
+  CHECK(plain.header.empty());
+  CHECK(mm::header_note(plain).empty());
+  // A wide header is named by its first five names.
+  CHECK(mm::header_note(read("a,b,c,d,e,f,g\n1,1,1,1,1,1,1\n", mm::Format::csv)) ==
+        "f:1: header row of 7 names skipped ('a', 'b', 'c', 'd', 'e', ...)");
+
+  // true/false/null are neither numbers nor names: an error on line 1 in both formats (CSV used
+  // to skip `true,false` as a header while JSONL refused it).
+  auto error = [&](const std::string& text, mm::Format f) {
+    try {
+      read(text, f);
+    } catch (const mm::DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string hint = " (labels are 0 or 1, scores numbers)";
+  CHECK(error("true,false\n1,0\n", mm::Format::csv) ==
+        "f:1: column 1: not a number: 'true'" + hint);
+  CHECK(error("TRUE,False\n1,0\n", mm::Format::csv) ==
+        "f:1: column 1: not a number: 'TRUE'" + hint);
+  CHECK(error("[true,false]\n[1,0]\n", mm::Format::jsonl) ==
+        "f:1: column 1: not a number: 'true'" + hint);
+  CHECK(error("[\"true\",\"false\"]\n[1,0]\n", mm::Format::jsonl) ==
+        "f:1: column 1: not a number: '\"true\"'" + hint);
+  CHECK(error("null,a\n1,0\n", mm::Format::csv) == "f:1: column 1: not a number: 'null'" + hint);
+  // An empty cell is not a name either; nor is a number written as a string in JSONL.
+  CHECK(error("a,,c\n1,0,1\n", mm::Format::csv) ==
+        "f:1: column 1: not a number: 'a' (a first row is a header only when every cell is a "
+        "name)");
+  CHECK(error("[\"a\",\"1\"]\n[1,0]\n", mm::Format::jsonl) ==
+        "f:1: column 1: not a number: '\"a\"' (a first row is a header only when every cell is a "
+        "name)");
+  CHECK(error("nan,inf\n1,0\n", mm::Format::csv) == "f:1: column 1: value is not finite: 'nan'");
+}
+
+TEST_CASE("read_matrix: values in messages are quoted, escaped and cut") {
+  auto error = [](const std::string& text, mm::Format f) {
+    std::istringstream in(text);
+    try {
+      mm::read_matrix(in, "f", f);
+    } catch (const mm::DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("1,2\n1,\x1b[2J\x07\n", mm::Format::csv) ==
+        "f:2: column 2: not a number: '\\x1b[2J\\x07'");
+  CHECK(error("1,2\n1,caf\xe9\n", mm::Format::csv) == "f:2: column 2: not a number: 'caf\\xe9'");
+  const std::string big(5 * 1024 * 1024, 'x');
+  std::string e = error("1,2\n1," + big + "\n", mm::Format::csv);
+  CHECK(e == "f:2: column 2: not a number: '" + std::string(60, 'x') + "...' (5242880 bytes)");
+  // JSON: a 5 MB string cell, a 5 MB object, and a parse error inside a 5 MB string.
+  e = error("[1,2]\n[1,\"" + big + "\"]\n", mm::Format::jsonl);
+  CHECK(e == "f:2: column 2: not a number: '\"" + std::string(59, 'x') + "...' (5242882 bytes)");
+  e = error("[1,2]\n{\"a\":\"" + big + "\"}\n", mm::Format::jsonl);
+  CHECK(e.rfind("f:2: expected a JSON array, found '{\"a\":\"xxx", 0) == 0);
+  CHECK(e.size() < 120);
+  e = error("[1,2]\n[1,\"" + big + "\x01\"]\n", mm::Format::jsonl);
+  CHECK(e.rfind("f:2: invalid JSON: [json.exception.parse_error.101]", 0) == 0);
+  CHECK(e.size() < 260);
+  CHECK(e.find('\x01') == std::string::npos);
 }
 
 TEST_CASE("read_matrix_file: bad input names the file and line") {

@@ -99,6 +99,8 @@ TEST_CASE("physionet: a record's descriptors, series, missing markers and imposs
   CHECK(q2.descriptor_out_of_range[kGender] == 1);
   CHECK(q2.descriptor_out_of_range[kHeight] == 1);
   CHECK(q2.descriptor_missing[kWeightDescriptor] == 1);
+  CHECK(q2.descriptor_missing[kGender] == 0);  // counted as out of range, not as missing
+  CHECK(q2.descriptor_missing[kAge] == 0);
   CHECK(q2.records_without_series == 1);
   // CRLF line ends are read like LF.
   Quirks q3;
@@ -186,6 +188,7 @@ TEST_CASE("physionet: Harutyunyan and summary features of a hand-made series") {
   Quirks q;
   const Record r = parse_record(text, "r.txt", 11, q);
   LoadOptions o;
+  o.features = "harutyunyan";
   const std::vector<std::string> names = feature_names(o);
   REQUIRE(names.size() == 1562);
   std::vector<float> f(names.size());
@@ -379,13 +382,13 @@ TEST_CASE("physionet: a data folder with set-a/ and set-b.tar.gz: splits, inputs
   CHECK(d.input_names[size_t(kNumSeries + hr())] == "HR/mask");
 
   // Features: standardised over the training stays (mean 0), finite everywhere.
-  REQUIRE(d.feature_size == 1562);
+  REQUIRE(d.feature_size == 230);  // "summary", the default
   CHECK(
       std::all_of(d.features.begin(), d.features.end(), [](float v) { return std::isfinite(v); }));
   const auto age = size_t(std::find(d.feature_names.begin(), d.feature_names.end(), "Age") -
                           d.feature_names.begin());
   double age_mean = 0;
-  for (int64_t k : d.train) age_mean += d.features[size_t(k) * 1562 + age];
+  for (int64_t k : d.train) age_mean += d.features[size_t(k) * 230 + age];
   CHECK(age_mean / double(d.train.size()) == doctest::Approx(0).epsilon(1e-5));
 
   // time_since_last: 37 more inputs, 0 in an observed bin, growing after.
@@ -461,7 +464,7 @@ TEST_CASE("physionet: the task's batches, evaluation, selection and single stays
                                             {"bootstrap_resamples", 200}});
   const nlohmann::json dims = task->model_dims();
   CHECK(dims["input_size"] == 82);
-  CHECK(dims["feature_size"] == 1562);
+  CHECK(dims["feature_size"] == 230);
   CHECK(dims["output_size"] == 1);
   CHECK(dims["steps"] == 48);
   CHECK(task->steps_per_epoch(4) == 6);
@@ -472,7 +475,7 @@ TEST_CASE("physionet: the task's batches, evaluation, selection and single stays
   for (int64_t step = 0; step < 12; ++step) {
     task->train_batch(step, 4, DType::f32, b);
     CHECK(b.get("x").shape() == Shape({4, 48, 82}));
-    CHECK(b.get("features").shape() == Shape({4, 1562}));
+    CHECK(b.get("features").shape() == Shape({4, 230}));
     CHECK(b.get("y").shape() == Shape({4, 1}));
     for (int k = 0; k < 4; ++k) {
       const auto id = int64_t(b.get("record_id").at(k));

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -98,6 +99,45 @@ TEST_CASE("metrics: a JSONL first row of names is still a header (docs/metrics.m
   const Run r = run(cmd_metrics, {"--labels", labels, "--scores", scores});
   CHECK(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["samples"] == 4);
+}
+
+TEST_CASE("metrics: a skipped header is said on stderr, the same rule for CSV and JSONL") {
+  TempDir tmp;
+  const std::string scores = tmp.write("s.csv", std::string("x,y,z\n") + kScores4);
+  const std::string labels =
+      tmp.write("l.jsonl", "[\"a\",\"b\",\"c\"]\n[1,0,1]\n[0,1,0]\n[1,1,0]\n[0,0,1]\n");
+  const std::string err = (tmp.path / "err").string();
+  const std::string command = std::string(MEMGRAD_BINARY) + " metrics --labels " + labels +
+                              " --scores " + scores + " >/dev/null 2>" + err;
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() == "memgrad metrics: " + labels +
+                          ":1: header row of 3 names skipped ('\"a\"', '\"b\"', '\"c\"')\n"
+                          "memgrad metrics: " +
+                          scores + ":1: header row of 3 names skipped ('x', 'y', 'z')\n");
+}
+
+TEST_CASE("metrics: CSV true,false is data, as in JSONL, not a skipped header") {
+  TempDir tmp;
+  const std::string scores = tmp.write("s.csv", kScores4);
+  const std::string labels = tmp.write("l.csv", "true,false,true\n1,0,1\n0,1,0\n1,1,0\n");
+  const Run r = run(cmd_metrics, {"--labels", labels, "--scores", scores});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "l.csv:1: column 1: not a number: 'true'"));
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("metrics: flag values in messages are quoted and escaped") {
+  TempDir tmp;
+  const std::string labels = tmp.write("l.csv", "1,0\n0,1\n");
+  Run r = run(cmd_metrics, {"--labels", labels, "--scores", labels, "--k", "1,\x1b[2J"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "got '1,\\x1b[2J'"));
+  r = run(cmd_metrics, {"--labels", labels, "--scores", labels, "--format", std::string(100, 'j')});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "...' (100 bytes)"));
 }
 
 TEST_CASE("metrics: a JSONL number out of range is an error on its line") {
