@@ -39,7 +39,7 @@ nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
   if (!score) return {{metric_, nullptr}, {"best", false}};
   const bool better = !best_ || *score > (*best_)["value"].get<double>();
   if (better) {
-    trainer_.save_checkpoint(dir_.best(), next_step, LogState{});  // parameters only are read back
+    trainer_.save_checkpoint(dir_.best(), next_step);  // parameters only: never resumed from
     best_ = nlohmann::json{
         {"epoch", epoch}, {"step", next_step}, {"metric", metric_}, {"value", *score}};
     dir_.write_json(dir_.best_info(), *best_);

@@ -3,7 +3,8 @@
 // lines (file:line errors), the 48:00 edge bin, features, a tar.gz built here (ustar bytes
 // written by the test, gzipped with zlib) and corrupt ones, splits, batches, evaluation with
 // bootstrap intervals and model selection. The counts of the real data are checked by
-// tests/data/test_physionet_real.cpp (skipped when ../shared/data is absent).
+// tests/tasks/test_physionet_real.cpp (ctest entry tasks_shared_data, skipped when ../shared/data
+// is absent).
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -29,19 +30,9 @@ using namespace memgrad::physionet;
 using memgrad::test::TempDir;
 using namespace memgrad::test::physionet;
 namespace fs = std::filesystem;
+using memgrad::test::error_of;
 
 namespace {
-
-// The message of the Error that fn throws ("" when it throws none).
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 LoadOptions small_options(const std::string& dir) {
   LoadOptions o;

@@ -11,11 +11,15 @@
 
 #include "tasks/metrics.hpp"
 #include "tasks/physionet2012.hpp"
-#include "tests/data/physionet_real.hpp"
+#include "tests/test_util.hpp"
 
 using namespace memgrad;
 using namespace memgrad::physionet;
-using memgrad::test::kPhysionetDir;
+
+namespace {
+// ../shared/data/physionet-challenge-2012 (MEMGRAD_SHARED_DIR replaces ../shared).
+const std::string kPhysionetDir = memgrad::test::shared_path("data/physionet-challenge-2012");
+}  // namespace
 
 namespace {
 int deaths(const ParsedSet& s) {
@@ -25,7 +29,9 @@ int deaths(const ParsedSet& s) {
 }
 }  // namespace
 
-TEST_CASE("physionet real data: records, deaths and rows of set-a and set-b") {
+TEST_CASE("physionet real data: records, deaths and rows of set-a and set-b" *
+          doctest::test_suite(memgrad::test::kSharedData)) {
+  if (!memgrad::test::shared_data_present(kPhysionetDir)) return;
   const ParsedSet a = read_set(kPhysionetDir, "set-a", "Outcomes-a.txt");
   CHECK(a.records.size() == 4000);
   CHECK(deaths(a) == 554);
@@ -67,7 +73,9 @@ TEST_CASE("physionet real data: records, deaths and rows of set-a and set-b") {
   MESSAGE("set-b quirks: " << b.quirks.summary());
 }
 
-TEST_CASE("physionet real data: the full load in seconds, splits, finite inputs") {
+TEST_CASE("physionet real data: the full load in seconds, splits, finite inputs" *
+          doctest::test_suite(memgrad::test::kSharedData)) {
+  if (!memgrad::test::shared_data_present(kPhysionetDir)) return;
   LoadOptions o;
   o.data_dir = kPhysionetDir;
   const auto t0 = std::chrono::steady_clock::now();
