@@ -127,6 +127,23 @@ std::string colour(double v, const Scale& s) {
   return buf;
 }
 
+// Series with at most this many values a step print them in their cells.
+constexpr size_t kAnnotatedColumns = 16;
+
+bool all_whole(const std::vector<std::vector<double>>& rows) {
+  for (const auto& r : rows)
+    for (double v : r)
+      if (!std::isfinite(v) || v != std::round(v)) return false;
+  return true;
+}
+
+// Whether colour(v, s) is dark enough for white text.
+bool dark(double v, const Scale& s) {
+  if (!std::isfinite(v)) return false;
+  const double t = std::clamp((v - s.lo) / (s.hi - s.lo), 0.0, 1.0);
+  return s.diverging ? std::abs(2 * t - 1) > 0.7 : t > 0.6;
+}
+
 }  // namespace
 
 std::vector<TraceSeries> group_trace(const Trace& trace) {
@@ -233,17 +250,27 @@ std::string render_html(const std::string& title,
     const Shown shown = shown_values(s, 1024);
     const Scale scale = scale_of(shown.rows);
     const size_t n = shown.rows.empty() ? 0 : shown.rows.front().size();
-    const int cell = int(std::clamp<size_t>(900 / std::max<size_t>(n, 1), 2, 16));
-    const int label = 40, height = 14;
+    // A series of few values a step (gates per read, the step stored in each memory slot) is
+    // drawn with wide cells that print their values, and its columns numbered on top.
+    const bool annotate = n > 0 && n <= kAnnotatedColumns;
+    const bool whole = annotate && all_whole(shown.rows);
+    const int cell = annotate ? 30 : int(std::clamp<size_t>(900 / std::max<size_t>(n, 1), 2, 16));
+    const int label = 40, height = 14, top = annotate ? height : 0;
     std::ostringstream shape;
     shape << s.shape;
     out << "<h2>" << html_escape(s.name) << " " << shape.str() << "</h2><div class=\"note\">colour "
         << (scale.diverging ? "red (negative) to blue (positive), " : "white to blue, ")
         << scale.str() << (shown.note.empty() ? "" : "; " + html_escape(shown.note))
         << "</div>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << label + cell * int(n)
-        << "\" height=\"" << height * int(shown.rows.size()) << "\" font-size=\"11\">\n";
+        << "\" height=\"" << top + height * int(shown.rows.size()) << "\" font-size=\"11\">\n";
+    if (annotate) {
+      for (size_t i = 0; i < n; ++i)
+        out << "<text x=\"" << label + cell * int(i) + cell / 2 << "\" y=\"11\" "
+            << "text-anchor=\"middle\" fill=\"#666\">" << i << "</text>";
+      out << "\n";
+    }
     for (size_t k = 0; k < shown.rows.size(); ++k) {
-      const int y = int(k) * height;
+      const int y = top + int(k) * height;
       out << "<text x=\"0\" y=\"" << y + 11 << "\">" << step_label(s.steps[k]) << "</text>";
       for (size_t i = 0; i < n; ++i) {
         char value[32];
@@ -252,6 +279,13 @@ std::string render_html(const std::string& title,
             << "\" height=\"" << height << "\" fill=\"" << colour(shown.rows[k][i], scale)
             << "\"><title>" << step_label(s.steps[k]) << " [" << i << "] " << value
             << "</title></rect>";
+        if (annotate) {
+          char text[32];
+          std::snprintf(text, sizeof text, whole ? "%.0f" : "%.2f", shown.rows[k][i]);
+          out << "<text x=\"" << label + cell * int(i) + cell / 2 << "\" y=\"" << y + 11
+              << "\" text-anchor=\"middle\" font-size=\"9\" fill=\""
+              << (dark(shown.rows[k][i], scale) ? "#fff" : "#000") << "\">" << text << "</text>";
+        }
       }
       out << "\n";
     }

@@ -112,6 +112,23 @@ TEST_CASE("inspect: text shows numbers, shade rows, or row norms by size") {
                   "     5.000   0.000\n") != std::string::npos);
 }
 
+TEST_CASE("inspect: html prints the values of narrow series in their cells, columns numbered") {
+  Trace trace;
+  trace.record("t0/slot_hour", values(Shape{1, 3}, {0, -1, -1}));
+  trace.record("t1/slot_hour", values(Shape{1, 3}, {0, 1, -1}));
+  trace.record("t0/read_gate", values(Shape{1, 2}, {0.25, 0.875}));
+  std::vector<double> wide(20, 0.5);
+  trace.record("t0/usage", values(Shape{1, 20}, wide));
+  const std::string html = render_html("page", {}, group_trace(trace));
+  // Whole numbers as such (the hour a slot holds), others with two decimals.
+  CHECK(html.find("font-size=\"9\" fill=\"#fff\">1</text>") != std::string::npos);
+  CHECK(html.find(">-1</text>") != std::string::npos);
+  CHECK(html.find(">0.25</text>") != std::string::npos);
+  CHECK(html.find(">0.88</text>") != std::string::npos);
+  CHECK(html.find("fill=\"#666\">2</text>") != std::string::npos);  // column 2 of slot_hour
+  CHECK(html.find(">0.50</text>") == std::string::npos);            // 20 values a step: colour only
+}
+
 TEST_CASE("inspect: a model's gates and weightings for a sample written out, as JSON") {
   int code = -1;
   const std::string out =
