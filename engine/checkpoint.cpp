@@ -1,11 +1,13 @@
 #include "engine/checkpoint.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,78 @@ const Tensor* TensorFile::find(const std::string& name) const {
   for (const auto& [n, t] : tensors)
     if (n == name) return &t;
   return nullptr;
+}
+
+uint64_t fnv1a64(const void* data, size_t size, uint64_t h) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+namespace {
+
+const std::string kChecksumPrefix = "fnv1a64:";
+const std::string kMetadataChecksum = kChecksumPrefix + "__metadata__";
+
+std::string hex64(uint64_t h) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+bool is_checksum_key(const std::string& key) { return key.rfind(kChecksumPrefix, 0) == 0; }
+
+// The hash of the metadata entries other than checksums: key, NUL, value, NUL, in key order.
+std::string metadata_checksum(const std::map<std::string, std::string>& metadata) {
+  uint64_t h = fnv1a64(nullptr, 0);
+  const char nul = '\0';
+  for (const auto& [key, value] : metadata) {
+    if (is_checksum_key(key)) continue;
+    h = fnv1a64(key.data(), key.size(), h);
+    h = fnv1a64(&nul, 1, h);
+    h = fnv1a64(value.data(), value.size(), h);
+    h = fnv1a64(&nul, 1, h);
+  }
+  return hex64(h);
+}
+
+// fsync of the folder holding path, so that a rename into it is durable. Filesystems that cannot
+// sync a folder say EINVAL (or ENOTSUP); for them the rename is as durable as it gets.
+void sync_folder_of(const std::string& path) {
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  if (folder.empty()) folder = ".";
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  MG_CHECK(fd >= 0, "cannot open folder ", folder, " to sync it: ", std::strerror(errno));
+  const bool synced = ::fsync(fd) == 0 || errno == EINVAL || errno == ENOTSUP;
+  const std::string why = std::strerror(errno);
+  ::close(fd);
+  MG_CHECK(synced, "cannot sync folder ", folder, " after replacing ", path, ": ", why);
+}
+
+}  // namespace
+
+std::vector<std::string> remove_stale_temporaries(const std::string& path) {
+  std::vector<std::string> removed;
+  const std::filesystem::path target(path);
+  const std::filesystem::path folder =
+      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !entry.is_regular_file(ec)) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;  // not a name write_file_atomically makes
+    const pid_t pid = pid_t(std::stol(digits));
+    // kill(pid, 0) tests for a process without signalling it: EPERM means one exists (another
+    // user's); a PID reused by an unrelated process keeps its file until a later start.
+    const bool alive = pid != ::getpid() && (::kill(pid, 0) == 0 || errno == EPERM);
+    if (alive) continue;
+    if (std::filesystem::remove(entry.path(), ec)) removed.push_back(entry.path().string());
+  }
+  return removed;
 }
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
@@ -53,11 +127,18 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
     ::unlink(tmp.c_str());
     fail("cannot replace ", path, ": ", why);
   }
+  sync_folder_of(path);
 }
 
 void save_safetensors(const std::string& path, const TensorFile& file) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
+  std::map<std::string, std::string> metadata = file.metadata;
+  for (const auto& [key, value] : file.metadata)
+    MG_CHECK(!is_checksum_key(key), path, ": metadata key '", key, "' is reserved for checksums");
+  metadata[kMetadataChecksum] = metadata_checksum(file.metadata);
+  for (const auto& [name, t] : file.tensors)
+    metadata[kChecksumPrefix + name] = hex64(fnv1a64(t.raw(), t.bytes()));
+  header["__metadata__"] = metadata;
   size_t offset = 0;
   for (const auto& [name, t] : file.tensors) {
     MG_CHECK(name != "__metadata__" && !name.empty(), path, ": invalid tensor name '", name, "'");
@@ -85,6 +166,31 @@ void check_not_directory(const std::string& path) {
   MG_CHECK(!std::filesystem::is_directory(path, ec), path, ": is a directory, not a file");
 }
 
+namespace {
+
+// Checks every tensor and the metadata against `checksums` (none: the file loads unverified).
+void verify_checksums(const std::string& path, TensorFile& file,
+                      const std::map<std::string, std::string>& checksums) {
+  if (checksums.empty()) return;
+  auto check = [&](const std::string& key, const std::string& what, const std::string& computed) {
+    const auto it = checksums.find(key);
+    MG_CHECK(it != checksums.end(), path, ": ", what, " has no checksum '", key,
+             "' while the file has others: the file was edited or is corrupt");
+    MG_CHECK(it->second == computed, path, ": ", what, " does not match its checksum (", key,
+             " is ", it->second, ", the data hash to ", computed, "): the file is corrupt");
+  };
+  check(kMetadataChecksum, "__metadata__", metadata_checksum(file.metadata));
+  for (const auto& [name, t] : file.tensors)
+    check(kChecksumPrefix + name, "tensor '" + name + "'", hex64(fnv1a64(t.raw(), t.bytes())));
+  for (const auto& [key, value] : checksums)
+    MG_CHECK(key == kMetadataChecksum || file.find(key.substr(kChecksumPrefix.size())), path,
+             ": checksum '", key,
+             "' names no tensor of the file: the file was edited or is corrupt");
+  file.checksummed = true;
+}
+
+}  // namespace
+
 TensorFile load_safetensors(const std::string& path) {
   check_not_directory(path);
   std::ifstream in(path, std::ios::binary);
@@ -106,6 +212,7 @@ TensorFile load_safetensors(const std::string& path) {
   MG_CHECK(header.is_object(), path, ": corrupt header: not a JSON object");
   const size_t data_start = 8 + n, data_size = bytes.size() - data_start;
   TensorFile file;
+  std::map<std::string, std::string> checksums;  // "fnv1a64:..." entries of __metadata__
   std::vector<std::pair<size_t, size_t>> ranges;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
@@ -115,7 +222,8 @@ TensorFile load_safetensors(const std::string& path) {
       for (auto m = e.begin(); m != e.end(); ++m) {
         MG_CHECK(m.value().is_string(), path, ": __metadata__ value ", quote(m.key()),
                  " is not a string");
-        file.metadata[m.key()] = m.value().get<std::string>();
+        (is_checksum_key(m.key()) ? checksums : file.metadata)[m.key()] =
+            m.value().get<std::string>();
       }
       continue;
     }
@@ -171,6 +279,7 @@ TensorFile load_safetensors(const std::string& path) {
   }
   MG_CHECK(expected == data_size, path, ": ", data_size - expected,
            " trailing bytes after the last tensor (corrupt file)");
+  verify_checksums(path, file, checksums);
   return file;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <sstream>
 
 namespace memgrad {
 namespace {
@@ -31,6 +32,19 @@ void compare(double analytic, double numeric, const GradCheckOptions& opts, Inpu
   rep.max_abs_err = std::max(rep.max_abs_err, abs_err);
   rep.max_rel_err = std::max(rep.max_rel_err, rel_err);
   if (!(abs_err <= opts.atol + opts.rtol * std::fabs(numeric))) rep.passed = false;
+}
+
+// The bound per parameter tensor: its largest error against its largest gradient.
+void check_tensor(const std::string& param, const GradCheckOptions& opts, InputReport& rep,
+                  std::string& message) {
+  rep.max_rel_err = rep.max_abs_err / std::max(rep.scale, opts.tensor_floor);
+  if (rep.max_rel_err <= opts.tensor_rtol) return;
+  rep.passed = false;
+  std::ostringstream out;
+  out << (message.empty() ? "" : "; ") << "parameter '" << param << "': max |analytic - numeric| "
+      << rep.max_abs_err << " is " << rep.max_rel_err << " of its largest gradient " << rep.scale
+      << " (bound " << opts.tensor_rtol << ")";
+  message += out.str();
 }
 
 void summarise(GradCheckResult& r) {
@@ -152,7 +166,8 @@ GradCheckResult check_gradients(const std::string& name, const std::vector<GradI
 
 GradCheckResult check_parameter_gradients(const std::string& name, ParameterSet& params,
                                           const std::function<Var(Tape&)>& loss,
-                                          const GradCheckOptions& opts, int64_t max_elements) {
+                                          const GradCheckOptions& opts, int64_t max_elements,
+                                          const std::string& only) {
   GradCheckResult result;
   result.name = name;
   result.inputs.resize(params.size());
@@ -174,9 +189,12 @@ GradCheckResult check_parameter_gradients(const std::string& name, ParameterSet&
       return result;
     }
     tape.backward(l);
+    MG_CHECK(only.empty() || params.find(only), name, ": no parameter named '", only, "'");
     for (size_t p = 0; p < params.size(); ++p) {
       Parameter& param = params[p];
+      if (!only.empty() && param.name != only) continue;
       InputReport& rep = result.inputs[p];
+      rep.name = param.name;
       const Tensor analytic = param.grad.clone();
       double* x = param.value.data<double>();
       const int64_t n = param.value.numel();
@@ -191,11 +209,13 @@ GradCheckResult check_parameter_gradients(const std::string& name, ParameterSet&
         x[j] = saved;
         const double numeric = (f_plus - f_minus) / (2 * opts.eps);
         compare(analytic.at(j), numeric, opts, rep);
+        rep.scale = std::max({rep.scale, std::fabs(analytic.at(j)), std::fabs(numeric)});
         if (opts.keep_values) {
           rep.analytic.push_back(analytic.at(j));
           rep.numeric.push_back(numeric);
         }
       }
+      check_tensor(param.name, opts, rep, result.message);
     }
   } catch (const Error& e) {
     result.passed = false;

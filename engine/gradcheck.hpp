@@ -9,6 +9,12 @@
 // The reported relative error is |analytic - numeric| / max(|analytic|, |numeric|, 1e-3): relative
 // for gradients of ordinary size, absolute (scaled by 1e-3) for tiny ones whose relative error is
 // only rounding noise.
+// Parameter checks (check_parameter_gradients, the model checks) add a bound per parameter tensor,
+// since a whole tensor's gradient can be small (an attention query's, ~5e-7 at check sizes): there
+// atol alone lets an error of several percent pass. A tensor passes when
+//     max_j |a_j - n_j| <= tensor_rtol * max(scale, tensor_floor),  scale = max_j max(|a_j|, |n_j|)
+// over its checked elements, and its reported relative error is the left side over
+// max(scale, tensor_floor): an error of a few percent in one tensor shows at its own scale.
 // Stochastic ops replay their noise: every rebuild uses a tape with the same seed and step.
 #pragma once
 #include <functional>
@@ -32,6 +38,9 @@ struct GradCheckOptions {
   double eps = 1e-6;
   double atol = 1e-7;
   double rtol = 1e-6;
+  // check_parameter_gradients only: the bound per parameter tensor (see the top of this file).
+  double tensor_rtol = 1e-4;
+  double tensor_floor = 1e-8;
   bool keep_values = false;  // keep analytic and numeric gradients for --verbose
   uint64_t seed = 1;
 };
@@ -39,6 +48,8 @@ struct GradCheckOptions {
 struct InputReport {
   double max_abs_err = 0;
   double max_rel_err = 0;
+  double scale = 0;  // largest |analytic| or |numeric| over the checked elements
+  std::string name;  // the parameter's name (parameter checks)
   bool passed = true;
   std::vector<double> analytic, numeric;  // only with keep_values
 };
@@ -57,13 +68,16 @@ struct GradCheckResult {
 GradCheckResult check_gradients(const std::string& name, const std::vector<GradInput>& inputs,
                                 const GraphBuilder& build, const GradCheckOptions& opts = {});
 
-// Checks the gradients of a loss with respect to every parameter of `params` (float64).
-// `loss` builds a scalar from the parameters on the given tape. With max_elements > 0, at most
-// that many elements per parameter (spread evenly) are checked numerically.
+// Checks the gradients of a loss with respect to every parameter of `params` (float64), each
+// element against atol and rtol and each parameter tensor against tensor_rtol; the message names
+// the parameters that fail. `loss` builds a scalar from the parameters on the given tape. With
+// max_elements > 0, at most that many elements per parameter (spread evenly) are checked
+// numerically; with `only` non-empty, only the parameter of that name (the others' reports stay
+// empty).
 GradCheckResult check_parameter_gradients(const std::string& name, ParameterSet& params,
                                           const std::function<Var(Tape&)>& loss,
                                           const GradCheckOptions& opts = {},
-                                          int64_t max_elements = 0);
+                                          int64_t max_elements = 0, const std::string& only = "");
 
 // ---- registry of op cases
 struct GradCase {

@@ -1,5 +1,9 @@
 #include "engine/op_def.hpp"
 
+#include <cstring>
+
+#include "engine/error.hpp"
+
 namespace memgrad {
 namespace {
 std::vector<const OpDef*>& registry() {
@@ -9,6 +13,10 @@ std::vector<const OpDef*>& registry() {
 }  // namespace
 
 OpDef::OpDef(const char* op_name, bool is_leaf) : name(op_name), leaf(is_leaf) {
+  for (const OpDef* op : registry())
+    MG_CHECK(std::strcmp(op->name, op_name) != 0, "op '", op_name,
+             "' is defined twice: an op name must be registered once (its gradient-check cases "
+             "are found by name)");
   registry().push_back(this);
 }
 

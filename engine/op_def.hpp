@@ -8,7 +8,10 @@ namespace memgrad {
 
 struct OpDef {
   // Registers the op; define OpDefs only as namespace-scope statics (MG_OP below).
-  // Leaves (inputs, parameters, detached values) have no backward and need no gradient check.
+  // Leaves (inputs, parameters, detached values) have no backward and need no gradient check;
+  // Tape refuses a leaf recorded with a backward, so no gradient escapes the check registry.
+  // A name already registered is an Error: two ops of one name would share one check. (Thrown
+  // during static initialisation, it stops the program before main, with the message.)
   explicit OpDef(const char* op_name, bool is_leaf = false);
   const char* name;
   bool leaf;

@@ -99,6 +99,10 @@ bool Tape::is_zero_constant(NodeId id) const {
 }
 
 NodeId Tape::append(const OpDef& op, std::span<const Var> inputs, BackwardFn backward, bool view) {
+  // The gradient-check registry skips leaves (ops_without_grad_case): a leaf with a backward would
+  // be a gradient no check covers.
+  MG_CHECK(!(op.leaf && backward), "op '", op.name,
+           "' is a leaf (no gradient check covers it) and cannot be recorded with a backward");
   const NodeId id = NodeId(nodes_.size());
   if (profile_) {
     end_forward_interval();

@@ -499,6 +499,9 @@ void check_batch(Rng& rng, DType dtype, Batch& batch) {
 
 const nlohmann::json kTrainDefaults = layers::dmnc_paper_recipe();
 
+// The check variants include the settings of documented runs: trained on the decoder's own
+// predictions (README, the table with --train-teacher-forcing false), every sample stepped at every
+// position (--pack-rows false, README "Packing"), and two read heads.
 const bool kRegistered = [] {
   register_model(
       {.name = "dmnc-late",
@@ -510,7 +513,11 @@ const bool kRegistered = [] {
        .train_defaults = kTrainDefaults,
        .check_configs = {tiny({{"variant", "sequence"}}),
                          tiny({{"variant", "set"}, {"output", "set"}}),
-                         tiny({{"variant", "sequence-cache"}, {"cache", true}})},
+                         tiny({{"variant", "sequence-cache"}, {"cache", true}}),
+                         tiny({{"variant", "sequence-free-running"},
+                               {"train_teacher_forcing", false}}),
+                         tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
+                         tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}})},
        .check_batch = check_batch});
   register_model(
       {.name = "dmnc-early",
@@ -523,7 +530,10 @@ const bool kRegistered = [] {
        .check_configs = {tiny({{"variant", "sequence-cache"}}),
                          tiny({{"variant", "sequence-nocache"}, {"cache", false}}),
                          tiny({{"variant", "set-cache"}, {"output", "set"}}),
-                         tiny({{"variant", "sequence-cache-2heads"}, {"read_heads", 2}})},
+                         tiny({{"variant", "sequence-cache-2heads"}, {"read_heads", 2}}),
+                         tiny({{"variant", "sequence-cache-free-running"},
+                               {"train_teacher_forcing", false}}),
+                         tiny({{"variant", "sequence-cache-unpacked"}, {"pack_rows", false}})},
        .check_batch = check_batch});
   register_model({.name = "dnc",
                   .summary =
@@ -536,7 +546,9 @@ const bool kRegistered = [] {
                   .check_configs = {tiny({{"variant", "sequence"}}),
                                     tiny({{"variant", "set"}, {"output", "set"}}),
                                     tiny({{"variant", "sequence-free-running"},
-                                          {"train_teacher_forcing", false}})},
+                                          {"train_teacher_forcing", false}}),
+                                    tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
+                                    tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}})},
                   .check_batch = check_batch});
   return true;
 }();

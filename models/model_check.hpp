@@ -10,6 +10,10 @@
 
 namespace memgrad {
 
+// The options of every model check: central differences with eps = 1e-5 and the per-tensor
+// relative bound (model_check.cpp says why these values).
+GradCheckOptions model_check_options();
+
 std::vector<GradCheckResult> check_model_gradients(const ModelInfo& model,
                                                    bool keep_values = false);
 

@@ -423,21 +423,6 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/babi"},
 // Streams of the task's randomness, disjoint from other users of the run's seed.
 constexpr uint64_t kTrainSalt = 0xbab1'0000'7a11'0001ULL;
 
-nlohmann::json merge_settings(const nlohmann::json& user) {
-  nlohmann::json s = kDefaults;
-  if (user.is_null()) return s;
-  MG_CHECK(user.is_object(), "babi: settings must be a JSON object, got ", quote(user.dump()));
-  for (auto it = user.begin(); it != user.end(); ++it) {
-    std::string known;
-    for (auto k = kDefaults.begin(); k != kDefaults.end(); ++k)
-      known += (known.empty() ? "" : ", ") + k.key();
-    MG_CHECK(kDefaults.contains(it.key()), "babi: unknown setting ", quote(it.key()),
-             " (known: ", known, ")");
-    s[it.key()] = *it;
-  }
-  return s;
-}
-
 std::string task_spec(const nlohmann::json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
   MG_CHECK(v.is_string(),
@@ -448,7 +433,8 @@ std::string task_spec(const nlohmann::json& v) {
 
 class BabiTask : public Task {
  public:
-  explicit BabiTask(const nlohmann::json& user) : settings_(merge_settings(user)) {
+  explicit BabiTask(const nlohmann::json& user)
+      : settings_(merge_task_settings("babi", kDefaults, user)) {
     babi::LoadOptions o;
     try {
       o.data_dir = settings_.at("data_dir").get<std::string>();

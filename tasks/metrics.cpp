@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <random>
 #include <sstream>
 #include <string_view>
 
@@ -126,6 +127,44 @@ std::optional<double> average_precision(const std::vector<int>& labels,
     previous_recall = recall_now;
   });
   return ap;
+}
+
+BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
+                                     const std::vector<double>& scores, RankingMetric metric,
+                                     int resamples, std::uint64_t seed, double level) {
+  check_column(labels, scores);
+  if (resamples < 1) throw std::invalid_argument("bootstrap: resamples must be >= 1");
+  if (!(level > 0 && level < 1)) throw std::invalid_argument("bootstrap: level must be in (0, 1)");
+  const std::size_t n = labels.size();
+  std::mt19937_64 rng(seed);
+  std::vector<int> l(n);
+  std::vector<double> s(n), values;
+  BootstrapInterval out;
+  for (int r = 0; r < resamples; ++r) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = std::size_t(rng() % n);
+      l[i] = labels[j];
+      s[i] = scores[j];
+    }
+    if (const std::optional<double> v = metric(l, s)) {
+      values.push_back(*v);
+    } else {
+      ++out.skipped;
+    }
+  }
+  if (values.empty()) throw std::invalid_argument("bootstrap: the metric is undefined on every resample");
+  std::sort(values.begin(), values.end());
+  out.used = int(values.size());
+  // numpy.percentile (linear): position q (n - 1) between the sorted values.
+  auto quantile = [&](double q) {
+    const double pos = q * double(values.size() - 1);
+    const auto lo = std::size_t(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, values.size() - 1);
+    return values[lo] + (pos - double(lo)) * (values[hi] - values[lo]);
+  };
+  out.low = quantile((1 - level) / 2);
+  out.high = quantile((1 + level) / 2);
+  return out;
 }
 
 // ---- Threshold metrics --------------------------------------------------------------------------

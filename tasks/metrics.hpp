@@ -37,6 +37,24 @@ std::optional<double> auc_roc(const std::vector<int>& labels, const std::vector<
 std::optional<double> average_precision(const std::vector<int>& labels,
                                         const std::vector<double>& scores);
 
+// Percentile bootstrap interval of a ranking metric (auc_roc, average_precision) on one column:
+// `resamples` resamples of the n samples drawn with replacement (std::mt19937_64 seeded with
+// `seed`, index = draw % n: a pure function of the seed), the metric on each, and the
+// (1 - level) / 2 and (1 + level) / 2 quantiles of those values (linear interpolation between
+// order statistics, numpy.percentile's default). Resamples where the metric is undefined (one
+// class only) are skipped and counted. Throws std::invalid_argument for resamples < 1, a level
+// outside (0, 1), or when no resample is defined.
+struct BootstrapInterval {
+  double low = 0, high = 0;
+  int used = 0, skipped = 0;
+};
+using RankingMetric = std::optional<double> (*)(const std::vector<int>&,
+                                                const std::vector<double>&);
+BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
+                                     const std::vector<double>& scores, RankingMetric metric,
+                                     int resamples = 1000, std::uint64_t seed = 1,
+                                     double level = 0.95);
+
 // ---- Threshold metrics: a label is predicted when its score is >= threshold ---------------------
 
 struct Counts {

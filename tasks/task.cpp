@@ -1,6 +1,7 @@
 #include "tasks/task.hpp"
 
 #include "engine/error.hpp"
+#include "engine/quote.hpp"
 
 namespace memgrad {
 namespace {
@@ -9,6 +10,22 @@ std::vector<TaskInfo>& registry() {
   return tasks;
 }
 }  // namespace
+
+nlohmann::json merge_task_settings(const std::string& task, const nlohmann::json& defaults,
+                                   const nlohmann::json& user) {
+  nlohmann::json s = defaults;
+  if (user.is_null()) return s;
+  MG_CHECK(user.is_object(), task, ": settings must be a JSON object, got ", quote(user.dump()));
+  for (auto it = user.begin(); it != user.end(); ++it) {
+    std::string known;
+    for (auto k = defaults.begin(); k != defaults.end(); ++k)
+      known += (known.empty() ? "" : ", ") + k.key();
+    MG_CHECK(defaults.contains(it.key()), task, ": unknown setting ", quote(it.key()),
+             " (known: ", known, ")");
+    s[it.key()] = *it;
+  }
+  return s;
+}
 
 void register_task(TaskInfo info) { registry().push_back(std::move(info)); }
 const std::vector<TaskInfo>& all_tasks() { return registry(); }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,16 @@ class Task {
   // A one-table summary of evaluate()'s result for a terminal.
   virtual std::string format_metrics(const nlohmann::json& metrics) const = 0;
 
+  // Model selection: a score on validation data (higher is better) by which a trainer keeps the
+  // best parameters over epochs, and its name; nullopt (the default) when the task selects
+  // nothing and training keeps the last parameters.
+  virtual std::optional<double> selection_score(const Predictor& predict, int64_t batch_size,
+                                                DType dtype) {
+    (void)predict, (void)batch_size, (void)dtype;
+    return std::nullopt;
+  }
+  virtual std::string selection_metric() const { return {}; }
+
   // True when row r of every batch is the same patient, admission after admission, so that a
   // model may carry its memory from one batch to the next (DMNC's persistent memory).
   virtual bool rows_are_patients() const { return false; }
@@ -68,6 +79,11 @@ struct TaskInfo {
   // --data-dir (and --data is accepted as its short form).
   nlohmann::json default_settings;
 };
+
+// A task's settings: `defaults` with the keys of `user` (a JSON object or null) put over them; an
+// Error "<task>: unknown setting 'k' (known: ...)" for a key the defaults lack.
+nlohmann::json merge_task_settings(const std::string& task, const nlohmann::json& defaults,
+                                   const nlohmann::json& user);
 
 void register_task(TaskInfo info);
 const std::vector<TaskInfo>& all_tasks();

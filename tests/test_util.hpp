@@ -1,10 +1,11 @@
 // Helpers shared by the test suites: value comparison with a dtype's tolerance, a temporary
-// folder, and running the registered gradient-check cases of a list of ops.
+// folder, running the registered gradient-check cases of a list of ops, and finding ../shared.
 #pragma once
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -58,6 +59,35 @@ struct TempDir {
     return p.string();
   }
 };
+
+// Test cases that read ../shared (golden vectors, real data sets) belong to this doctest test
+// suite: `* doctest::test_suite(test::kSharedData)`. ctest runs them as entries of their own
+// (tests/CMakeLists.txt), reported as skipped when the data is absent, never as passed.
+inline constexpr const char* kSharedData = "shared_data";
+
+// ../shared/<rel> beside the source tree; the environment variable MEMGRAD_SHARED_DIR, when set,
+// replaces ../shared (to see the suite skip: MEMGRAD_SHARED_DIR=/nonexistent ctest ...).
+inline std::string shared_path(const std::string& rel) {
+  const char* dir = std::getenv("MEMGRAD_SHARED_DIR");
+  const std::string root =
+      dir && *dir ? std::string(dir) : std::string(MEMGRAD_SOURCE_DIR) + "/../shared";
+  return root + "/" + rel;
+}
+
+// How many test cases returned early for want of data: tests/doctest_main.cpp then exits with 77.
+inline int& skipped_for_data() {
+  static int count = 0;
+  return count;
+}
+
+// Whether the folder `path` is there. When it is not, records the skip and says so; the test must
+// then return at once (it has checked nothing).
+inline bool shared_data_present(const std::string& path) {
+  if (std::filesystem::is_directory(path)) return true;
+  ++skipped_for_data();
+  MESSAGE("SKIPPED: " << path << " not found; nothing checked");
+  return false;
+}
 
 // The message of the memgrad::Error that f throws, or "(no error)".
 inline std::string error_of(const std::function<void()>& f) {

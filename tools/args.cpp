@@ -36,6 +36,10 @@ Args::Args(const std::vector<std::string>& words, const std::vector<std::string>
       name = name.substr(0, eq);
       inline_value = true;
     }
+    // "Last one wins" would let a default placed first in a script silently override the user's
+    // value placed after it, or the other way round: a repeat is a mistake to point out.
+    if (values_.count(name))
+      throw UsageError(message("option --", name, " is given twice (give each option once)"));
     if (known(flags, name)) {
       if (inline_value) throw UsageError(message("option --", name, " takes no value"));
       values_[name] = std::string(1, '1');
@@ -51,8 +55,9 @@ Args::Args(const std::vector<std::string>& words, const std::vector<std::string>
   }
 }
 
-std::optional<std::string> take_option(std::vector<std::string>& words, const std::string& name) {
-  const std::string flag = "--" + name;
+namespace {
+// Removes the first `--name value` or `--name=value` from words and returns its value.
+std::optional<std::string> take_one(std::vector<std::string>& words, const std::string& flag) {
   for (auto it = words.begin(); it != words.end(); ++it) {
     if (*it == flag) {
       if (it + 1 == words.end()) throw UsageError(message("option ", flag, " needs a value"));
@@ -68,12 +73,23 @@ std::optional<std::string> take_option(std::vector<std::string>& words, const st
   }
   return std::nullopt;
 }
+}  // namespace
+
+std::optional<std::string> take_option(std::vector<std::string>& words, const std::string& name) {
+  const std::string flag = "--" + name;
+  std::optional<std::string> value = take_one(words, flag);
+  if (value && take_one(words, flag))
+    throw UsageError(message("option ", flag, " is given twice (give each option once)"));
+  return value;
+}
 
 bool take_flag(std::vector<std::string>& words, const std::string& name) {
   const auto end = std::remove(words.begin(), words.end(), "--" + name);
-  const bool found = end != words.end();
+  const auto found = words.end() - end;
   words.erase(end, words.end());
-  return found;
+  if (found > 1)
+    throw UsageError(message("option --", name, " is given twice (give each option once)"));
+  return found == 1;
 }
 
 std::string Args::get(const std::string& name, const std::string& fallback) const {

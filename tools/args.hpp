@@ -1,5 +1,6 @@
 // Command-line arguments shared by every memgrad subcommand: `--name value`, `--flag`, and
-// positional words. A subcommand declares the options it knows; anything else is a usage error.
+// positional words. A subcommand declares the options it knows; anything else is a usage error, and
+// so is an option given twice (no "last one wins").
 #pragma once
 #include <map>
 #include <optional>
@@ -34,9 +35,9 @@ class Args {
 
 // For a command that hands the rest of its words to another parser (parse_run_flags): removes
 // `--name value` or `--name=value` from words and returns the value (UsageError when the value is
-// missing) ...
+// missing, or the option is given twice) ...
 std::optional<std::string> take_option(std::vector<std::string>& words, const std::string& name);
-// ... and every `--name` flag, true if there was one.
+// ... and the `--name` flag, true if it was there (UsageError if twice).
 bool take_flag(std::vector<std::string>& words, const std::string& name);
 
 // Parses "--threads N" (default: all cores) and applies it to TBB and OpenBLAS for the process.

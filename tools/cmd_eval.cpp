@@ -16,7 +16,8 @@ int cmd_eval(const Words& words) {
         "usage: memgrad eval --checkpoint DIR [--json] [--data DIR] [--threads N] "
         "[--teacher-forcing]\n\n"
         "Rebuilds the run's task and model from DIR/config.json, loads\n"
-        "DIR/checkpoint.safetensors and prints the test metrics (a table, or JSON).\n"
+        "DIR/checkpoint.safetensors (DIR/best.safetensors, the best epoch's, when the task\n"
+        "selects one) and prints the test metrics (a table, or JSON).\n"
         "Sequence decoders decode greedily, fed their own previous prediction; with\n"
         "--teacher-forcing they are fed the target instead, as in training.");
     return 0;
@@ -30,7 +31,7 @@ int cmd_eval(const Words& words) {
   RunConfig rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
   if (auto data = args.get("data")) rc.set_data_dir(*data);
   Trainer trainer(rc);
-  trainer.load_parameters_from(dir.checkpoint());
+  trainer.load_parameters_from(dir.parameters());
   const nlohmann::json metrics = trainer.evaluate(args.has("teacher-forcing"));
   if (args.has("json"))
     std::cout << metrics.dump(2) << "\n";

@@ -24,6 +24,10 @@ projection, and the analytic gradient of each differentiable input compared elem
 with (f(x+eps) - f(x-eps)) / 2eps, eps = 1e-6. An element passes when
 |analytic - numeric| <= atol + rtol*|numeric| (defaults atol 1e-7, rtol 1e-6). The reported
 relative error is |analytic - numeric| / max(|analytic|, |numeric|, 1e-3).
+With --model, eps is 1e-5 and each parameter tensor must also hold
+max |analytic - numeric| <= 1e-4 * max(scale, 5e-6), scale = its largest |analytic| or |numeric|;
+the left side over max(scale, 5e-6) is the relative error reported (models/model_check.cpp says
+why).
 Each case also checks that two backward runs agree exactly and that a zero upstream gradient gives
 zero gradients. Stochastic ops replay their noise (same seed and step for every evaluation);
 straight-through ops are checked against their declared surrogate; inputs are kept away from
@@ -102,8 +106,9 @@ int check_models(const std::string& which, bool json, bool verbose) {
       (report(r, m->name, json, checks) ? passed : failed)++;
       if (verbose && !json)
         for (size_t i = 0; i < r.inputs.size(); ++i)
-          std::printf("    parameter %zu: max abs err %.3e, max rel err %.3e\n", i,
-                      r.inputs[i].max_abs_err, r.inputs[i].max_rel_err);
+          std::printf("    %-30s largest gradient %.3e, max abs err %.3e, max rel err %.3e\n",
+                      r.inputs[i].name.c_str(), r.inputs[i].scale, r.inputs[i].max_abs_err,
+                      r.inputs[i].max_rel_err);
     }
   }
   return finish(json, checks, passed, failed);

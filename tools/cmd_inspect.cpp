@@ -86,7 +86,7 @@ int cmd_inspect(const Words& arguments) {
     if (dir.path.empty()) throw UsageError("--checkpoint needs a run directory");
     rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
     if (auto data = args.get("data")) rc->set_data_dir(*data);
-    checkpoint = dir.checkpoint();
+    checkpoint = dir.parameters();
     json = args.has("json");
   } else {
     if (std::find(words.begin(), words.end(), "--help") != words.end()) {

@@ -9,6 +9,7 @@
 #include "engine/threads.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/model_selection.hpp"
 #include "tools/progress.hpp"
 #include "tools/run_dir.hpp"
 #include "tools/trainer.hpp"
@@ -16,16 +17,40 @@
 namespace memgrad::cli {
 namespace {
 
+// The signal that asked the run to stop (SIGINT from Ctrl-C, SIGTERM from `kill`, `timeout` or a
+// job scheduler), 0 while none has: the loop saves a checkpoint after the step in progress.
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
+extern "C" void on_interrupt(int signal) { g_interrupted = signal; }
+
+// Catches SIGINT and SIGTERM for the training loop, and gives the previous handlers back after it
+// (train also runs inside other programs, the tests).
+struct StopSignals {
+  using Handler = void (*)(int);
+  Handler old_int, old_term;
+  StopSignals() {
+    g_interrupted = 0;
+    old_int = std::signal(SIGINT, on_interrupt);
+    old_term = std::signal(SIGTERM, on_interrupt);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, old_int);
+    std::signal(SIGTERM, old_term);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+};
 
 const char* kHelp = R"(usage: memgrad train --task TASK --model MODEL [options] [--out DIR]
        memgrad train --resume DIR [--iterations N | --epochs N] [--threads N] [--data DIR]
 
 Trains MODEL on TASK and writes DIR (default runs/MODEL-TASK): config.json (every setting),
 log.jsonl (one JSON line per logged step and per epoch), checkpoint.safetensors (parameters,
-optimizer state, schedule; written atomically) and metrics.json (test metrics at the end).
-Ctrl-C saves a checkpoint and stops; --resume DIR continues exactly where the run stopped (the
+optimizer state, schedule; written atomically) and metrics.json (test metrics at the end). A task
+that selects by a validation score (physionet2012: validation AUC-ROC) is scored at every epoch
+end; the best epoch's parameters go to best.safetensors (best.json says which epoch) and are the
+ones metrics.json, eval and inspect use.
+Ctrl-C or SIGTERM (kill, timeout, a job scheduler) finishes the step in progress, saves a checkpoint
+and stops (exit code 130 or 143); --resume DIR continues exactly where the run stopped (the
 same losses as an uninterrupted run with the same seed and threads); a resumed run keeps its
 settings, so only its length, thread count, data folder and reporting options may be given.
 A DIR that already holds a run is refused unless --overwrite.
@@ -85,6 +110,12 @@ int cmd_train(const Words& words) {
   };
   const bool resuming = was_given("resume");
   if (resuming && resume.empty()) throw UsageError("--resume needs a run directory");
+  // The usage line's two required options: without them a typo'd command line would start a
+  // long run of whatever the defaults are.
+  for (const char* name : {"task", "model"})
+    if (!resuming && !was_given(name))
+      throw UsageError(std::string("--") + name +
+                       " is required (memgrad train --task TASK --model MODEL, or --resume DIR)");
   if (resuming && was_given("out"))
     throw UsageError("--resume DIR continues the run in DIR; it takes no --out");
   if (was_given("out") && out.empty()) throw UsageError("--out needs a directory");
@@ -139,25 +170,31 @@ int cmd_train(const Words& words) {
   reject_task_set_flags(given, trainer);
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   dir.create();
+  std::vector<std::string> notes = dir.remove_stale_temporaries();
+  const int64_t total = trainer.total_steps(), per_epoch = trainer.steps_per_epoch();
   int64_t start = 0;
+  LogState log;
   if (resuming) {
-    start = trainer.load_checkpoint(dir.checkpoint());
-    dir.truncate_log(start);
+    start = trainer.load_checkpoint(dir.checkpoint(), &log);
+    // A run resumed where it ended keeps its last lines (it trains no step that would redo them).
+    log.lines = dir.resume_log(start, start < total ? log.lines : -1, notes);
   } else {
-    dir.truncate_log(0);
     // --overwrite: the old run's results go now, so that a failure cannot leave them beside the
     // new config (its checkpoint is replaced at the first save).
     std::error_code ec;
-    std::filesystem::remove(dir.metrics(), ec);
-    std::filesystem::remove(dir.checkpoint(), ec);
+    for (const std::string& file : {dir.log(), dir.metrics(), dir.checkpoint()})
+      std::filesystem::remove(file, ec);
+    BestEpoch::remove(dir);
+    log.lines = 0;
   }
+  for (const std::string& note : notes) std::fprintf(stderr, "memgrad train: %s\n", note.c_str());
+  BestEpoch best(dir, trainer);
   nlohmann::json config_json = trainer.config().to_json();
   config_json["intervals"] = {{"log_every", flags["log_every"]},
                               {"checkpoint_every", flags["checkpoint_every"]},
                               {"eval_every", flags["eval_every"]}};
   dir.write_json(dir.config(), config_json);
 
-  const int64_t total = trainer.total_steps(), per_epoch = trainer.steps_per_epoch();
   const int64_t log_every = flags["log_every"].get<int64_t>() > 0
                                 ? flags["log_every"].get<int64_t>()
                                 : (per_epoch > 1 ? per_epoch : 50);
@@ -171,52 +208,75 @@ int cmd_train(const Words& words) {
         stderr, "training %s on %s: %lld steps (batch %lld, %lld parameters, %d threads) -> %s\n",
         rc.model.c_str(), rc.task.c_str(), (long long)total, (long long)trainer.batch_size(),
         (long long)trainer.model().params().count(), threads, dir.path.c_str());
-  std::signal(SIGINT, on_interrupt);
+  const StopSignals stop_signals;
   Progress progress(start, total, log_every, quiet);
-  double loss_sum = 0;
-  int64_t loss_count = 0;
+  auto loss_line = [&](int64_t step, const StepTiming& t) -> nlohmann::json {
+    return {{"step", step},
+            {"loss", t.loss},
+            {"loss_mean", log.loss_sum / double(log.loss_count)},
+            {"lr", trainer.current_lr(step)},
+            {"grad_norm", t.grad_norm},
+            {"steps_per_s", progress.steps_per_second()}};
+  };
+  auto append = [&](const nlohmann::json& line) {
+    dir.append_log(line);
+    ++log.lines;
+  };
+  StepTiming last;
+  nlohmann::json metrics;  // the test metrics at the end, when the last step evaluated them
   for (int64_t step = start; step < total; ++step) {
-    const StepTiming t = trainer.train_step(step);
+    const StepTiming t = last = trainer.train_step(step);
     MG_CHECK(std::isfinite(t.loss) && std::isfinite(t.grad_norm), "training diverged: loss ",
              t.loss, ", gradient norm ", t.grad_norm, " at step ", step,
              " (rerun with --detect-anomaly to find the op)");
-    loss_sum += t.loss;
-    ++loss_count;
+    log.loss_sum += t.loss;
+    ++log.loss_count;
     const int64_t done = step + 1;
     char status[64];
     std::snprintf(status, sizeof status, "loss %.4f", t.loss);
     progress.update(done, status);
-    if (done % log_every == 0 || done == total) {
-      dir.append_log({{"step", step},
-                      {"loss", t.loss},
-                      {"loss_mean", loss_sum / double(loss_count)},
-                      {"lr", trainer.current_lr(step)},
-                      {"grad_norm", t.grad_norm},
-                      {"steps_per_s", progress.steps_per_second()}});
-      loss_sum = 0;
-      loss_count = 0;
+    // Every line depends on the step alone, never on where the run started or will stop, so that
+    // a resumed run's log is the uninterrupted run's.
+    if (done % log_every == 0) {
+      append(loss_line(step, t));
+      log.loss_sum = 0;
+      log.loss_count = 0;
     }
     if (per_epoch > 1 && done % per_epoch == 0) {
       const std::string note = trainer.end_epoch(done / per_epoch);
       nlohmann::json line = {{"step", step}, {"epoch", done / per_epoch}};
       if (!note.empty()) line["note"] = note;
-      dir.append_log(line);
+      line.update(best.end_epoch(done / per_epoch, done));
+      append(line);
     }
-    if (eval_every > 0 && done % eval_every == 0 && done < total)
-      dir.append_log({{"step", step}, {"eval", trainer.evaluate()}});
-    if (done % ckpt_every == 0 || done == total || g_interrupted)
-      trainer.save_checkpoint(dir.checkpoint(), done);
-    if (g_interrupted) {
+    if (eval_every > 0 && done % eval_every == 0) {
+      nlohmann::json evaluation = trainer.evaluate();
+      append({{"step", step}, {"eval", evaluation}});
+      if (done == total) metrics = std::move(evaluation);  // the parameters the end evaluates
+    }
+    if (done % ckpt_every == 0 || done == total || g_interrupted) {
+      dir.sync_log();  // the lines the checkpoint counts are on disk before it is
+      trainer.save_checkpoint(dir.checkpoint(), done, log);
+    }
+    if (const int signal = g_interrupted) {
       progress.finish();
       std::fprintf(stderr,
-                   "interrupted: checkpoint saved at step %lld; continue with "
+                   "%s: checkpoint saved at step %lld; continue with "
                    "`memgrad train --resume %s`\n",
+                   signal == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)",
                    (long long)done, dir.path.c_str());
-      return 130;
+      return 128 + signal;  // the shell's code for a process ended by that signal
     }
   }
+  // The last step's loss line when it is off the interval: it closes this run's log only. The
+  // checkpoint does not count it, so a resume that trains on replaces it by the interval's line.
+  if (start < total && total % log_every != 0) dir.append_log(loss_line(total - 1, last));
   progress.finish();
-  const nlohmann::json metrics = trainer.evaluate();
+  // A selecting task's metrics are the best epoch's parameters'; otherwise the last step's
+  // (evaluated above when the evaluation interval ends on it).
+  const nlohmann::json selected = best.restore();
+  if (!selected.is_null() || metrics.is_null()) metrics = trainer.evaluate();
+  if (!selected.is_null()) metrics["selected"] = selected;
   dir.write_json(dir.metrics(), metrics);
   if (flags["json"].get<bool>())
     std::cout << metrics.dump(2) << "\n";

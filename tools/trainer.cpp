@@ -1,9 +1,12 @@
 #include "tools/trainer.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "engine/checkpoint.hpp"
 #include "engine/quote.hpp"
@@ -431,6 +434,18 @@ nlohmann::json Trainer::evaluate(bool teacher_forcing) {
   return task_->evaluate(predict, batch_, config_.dtype);
 }
 
+std::optional<double> Trainer::selection_score() {
+  Tape tape(config_.seed);
+  NoGradScope no_grad(tape);
+  ForwardOptions opts;
+  opts.training = false;
+  Predictor predict = [&](const Batch& batch) {
+    tape.reset();
+    return model_->forward(tape, batch, opts).predictions.value().clone();
+  };
+  return task_->selection_score(predict, batch_, config_.dtype);
+}
+
 namespace {
 // The first element of t that is NaN or infinite, as a message; empty when all are finite.
 std::string non_finite(const Tensor& t, const std::string& name) {
@@ -440,7 +455,118 @@ std::string non_finite(const Tensor& t, const std::string& name) {
 }
 }  // namespace
 
-void Trainer::save_checkpoint(const std::string& path, int64_t next_step) const {
+namespace {
+
+// The format tag of the checkpoints this memgrad writes. 2 added the tensor checksums and the log
+// state; 1 (without them) still loads, with a warning.
+const std::string kCheckpointFormat = "memgrad-checkpoint-2";
+const std::string kCheckpointFormat1 = "memgrad-checkpoint-1";
+
+// Run settings a resume may change (config.json and the checkpoint then differ in them).
+const char* const kResumeMayChange[] = {"train.iterations", "train.epochs",
+                                        "task_settings.data_dir"};
+
+const std::string& metadata_text(const TensorFile& file, const std::string& key,
+                                 const std::string& path) {
+  const auto it = file.metadata.find(key);
+  MG_CHECK(it != file.metadata.end(), path, ": checkpoint metadata '", key, "' is missing");
+  return it->second;
+}
+
+// A metadata value as a whole number >= 0, all of it: "12abc", "", "+3", " 1" are errors.
+int64_t metadata_count(const TensorFile& file, const std::string& key, const std::string& path) {
+  const std::string& text = metadata_text(file, key, path);
+  int64_t v = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  MG_CHECK(ec == std::errc() && end == text.data() + text.size() && v >= 0, path,
+           ": checkpoint metadata '", key, "' must be a whole number >= 0, got '", text, "'");
+  return v;
+}
+
+// A metadata value as a finite number, all of it (written by to_chars, so it reads back exactly).
+double metadata_number(const TensorFile& file, const std::string& key, const std::string& path) {
+  const std::string& text = metadata_text(file, key, path);
+  double v = std::numeric_limits<double>::quiet_NaN();
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  MG_CHECK(ec == std::errc() && end == text.data() + text.size() && std::isfinite(v), path,
+           ": checkpoint metadata '", key, "' must be a finite number, got '", text, "'");
+  return v;
+}
+
+nlohmann::json metadata_json(const TensorFile& file, const std::string& key,
+                             const std::string& path) {
+  try {
+    return nlohmann::json::parse(metadata_text(file, key, path));
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, ": checkpoint metadata '", key, "' is not valid JSON (", e.what(), ")");
+  }
+}
+
+// The shortest text that reads back as exactly v.
+std::string exact_text(double v) {
+  char text[32];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, v);
+  return std::string(text, end);
+}
+
+// Loads a checkpoint of this or the previous format; an Error for anything else. A format-1
+// file has no checksums: it loads with a warning.
+TensorFile open_checkpoint(const std::string& path) {
+  TensorFile file = load_safetensors(path);
+  const auto it = file.metadata.find("format");
+  const std::string format = it == file.metadata.end() ? "" : it->second;
+  MG_CHECK(format == kCheckpointFormat || format == kCheckpointFormat1, path,
+           ": checkpoint metadata 'format' is '", format, "', not a memgrad checkpoint (",
+           kCheckpointFormat, " or ", kCheckpointFormat1, ")");
+  MG_CHECK(file.checksummed || format == kCheckpointFormat1, path, ": a ", format,
+           " file without its tensor checksums: the file was edited");
+  if (!file.checksummed)
+    std::fprintf(stderr,
+                 "memgrad: warning: %s is a %s checkpoint, written before checksums: loaded "
+                 "unverified\n",
+                 path.c_str(), format.c_str());
+  return file;
+}
+
+// Every leaf of a JSON object as "group.key" -> value (arrays are values).
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, nlohmann::json>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object())
+      flatten(*it, key, out);
+    else
+      out[key] = *it;
+  }
+}
+
+// The run settings saved in a checkpoint must be the run's (config.json): a checkpoint resumed
+// under an edited learning rate would continue another run than the one it saved.
+void check_same_run(const RunConfig& run, const TensorFile& file, const std::string& path) {
+  const RunConfig saved = RunConfig::from_json(metadata_json(file, "run_config", path),
+                                               path + " (metadata 'run_config')");
+  std::map<std::string, nlohmann::json> now, then;
+  flatten(run.to_json(), "", now);
+  flatten(saved.to_json(), "", then);
+  for (const char* key : kResumeMayChange) now.erase(key), then.erase(key);
+  for (const auto& [key, value] : then) {
+    const auto it = now.find(key);
+    const std::string current = it == now.end() ? "missing" : it->second.dump();
+    MG_CHECK(it != now.end() && it->second == value, path, ": run setting '", key, "' is ",
+             value.dump(), " in the checkpoint but ", current,
+             " in the run's config.json: a run's settings cannot change (restore config.json, or "
+             "start a new run with --out)");
+  }
+  for (const auto& [key, value] : now)
+    MG_CHECK(then.count(key), path, ": run setting '", key, "' is ", value.dump(),
+             " in the run's config.json but missing in the checkpoint: a run's settings cannot "
+             "change (restore config.json, or start a new run with --out)");
+}
+
+}  // namespace
+
+void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
+                              const LogState& log) const {
   // A finite loss can still come with an update that overflows (a huge learning rate): such
   // parameters are not saved over the last good checkpoint.
   for (size_t i = 0; i < model_->params().size(); ++i) {
@@ -452,16 +578,20 @@ void Trainer::save_checkpoint(const std::string& path, int64_t next_step) const 
   TensorFile file;
   add_parameters(file, model_->params(), "param/");
   for (auto& [name, t] : optimizer_->state()) file.tensors.emplace_back("optim/" + name, *t);
-  file.metadata["format"] = "memgrad-checkpoint-1";
+  file.metadata["format"] = kCheckpointFormat;
   file.metadata["next_step"] = std::to_string(next_step);
   file.metadata["optimizer_steps"] = std::to_string(optimizer_->steps());
   file.metadata["model_state"] = model_->training_state().dump();
   file.metadata["run_config"] = config_.to_json().dump();
+  file.metadata["log_lines"] = std::to_string(log.lines);
+  file.metadata["loss_sum"] = exact_text(log.loss_sum);
+  file.metadata["loss_count"] = std::to_string(log.loss_count);
   save_safetensors(path, file);
 }
 
-int64_t Trainer::load_checkpoint(const std::string& path) {
-  const TensorFile file = load_safetensors(path);
+int64_t Trainer::load_checkpoint(const std::string& path, LogState* log) {
+  const TensorFile file = open_checkpoint(path);
+  check_same_run(config_, file, path);
   load_parameters(file, model_->params(), "param/", path);
   for (auto& [name, t] : optimizer_->state()) {
     const Tensor* saved = file.find("optim/" + name);
@@ -471,23 +601,30 @@ int64_t Trainer::load_checkpoint(const std::string& path) {
     MG_CHECK(bad.empty(), path, ": optimizer state ", bad, " (it must be finite)");
     t->copy_from(*saved);
   }
-  try {
-    const long long optimizer_steps = std::stoll(file.metadata.at("optimizer_steps"));
-    const long long next_step = std::stoll(file.metadata.at("next_step"));
-    MG_CHECK(optimizer_steps >= 0 && next_step >= 0, path, ": checkpoint metadata out of range ",
-             "(optimizer_steps ", optimizer_steps, ", next_step ", next_step, ")");
-    optimizer_->set_steps(optimizer_steps);
-    model_->set_training_state(nlohmann::json::parse(file.metadata.at("model_state")));
-    return next_step;
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    fail(path, ": checkpoint metadata incomplete (", e.what(), ")");
+  const int64_t next_step = metadata_count(file, "next_step", path);
+  const int64_t optimizer_steps = metadata_count(file, "optimizer_steps", path);
+  // Every training step is one update: a difference means the metadata were edited.
+  MG_CHECK(optimizer_steps == next_step, path, ": checkpoint metadata 'next_step' (", next_step,
+           ") and 'optimizer_steps' (", optimizer_steps, ") disagree; each step is one update");
+  LogState saved_log;  // a format-1 checkpoint: unknown
+  if (file.metadata.at("format") != kCheckpointFormat1) {
+    saved_log.lines = metadata_count(file, "log_lines", path);
+    saved_log.loss_sum = metadata_number(file, "loss_sum", path);
+    saved_log.loss_count = metadata_count(file, "loss_count", path);
   }
+  optimizer_->set_steps(optimizer_steps);
+  const nlohmann::json model_state = metadata_json(file, "model_state", path);
+  try {
+    model_->set_training_state(model_state);
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, ": checkpoint metadata 'model_state' is not valid (", e.what(), ")");
+  }
+  if (log) *log = saved_log;
+  return next_step;
 }
 
 void Trainer::load_parameters_from(const std::string& path) {
-  const TensorFile file = load_safetensors(path);
+  const TensorFile file = open_checkpoint(path);
   try {
     load_parameters(file, model_->params(), "param/", path);
   } catch (const Error& e) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -32,6 +33,15 @@ struct RunConfig {
   void set_data_dir(const std::string& dir);
 };
 
+// Where the run's log.jsonl stood when a checkpoint was written, so that a resumed run writes
+// the log an uninterrupted run writes, line for line (the loss_mean of a line spans steps on both
+// sides of a checkpoint whenever the intervals do not divide each other).
+struct LogState {
+  int64_t lines = -1;      // lines the run had written (-1: unknown, a memgrad-checkpoint-1)
+  double loss_sum = 0;     // losses of the steps since the last loss line, summed in step order
+  int64_t loss_count = 0;  // and how many
+};
+
 struct StepTiming {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
   double loss = 0, grad_norm = 0;
@@ -53,13 +63,18 @@ class Trainer {
   // teacher_forcing, which feeds them the targets as in training: the gap between the two is the
   // cost of exposure to the model's own errors.
   nlohmann::json evaluate(bool teacher_forcing = false);
+  // The task's validation score for model selection (Task::selection_score); nullopt when the
+  // task selects nothing.
+  std::optional<double> selection_score();
   // Called at each epoch boundary: validation, the model's schedule hook. Returns a log note.
   std::string end_epoch(int64_t epoch);
   double current_lr(int64_t step) const;
 
-  void save_checkpoint(const std::string& path, int64_t next_step) const;
-  // Restores parameters, optimizer state and the model's schedule; returns the next step.
-  int64_t load_checkpoint(const std::string& path);
+  void save_checkpoint(const std::string& path, int64_t next_step, const LogState& log) const;
+  // Restores parameters, optimizer state and the model's schedule; returns the next step and
+  // fills `log`. The checkpoint's run settings must be this run's (but for its length and data
+  // folder): an Error names the first that differs.
+  int64_t load_checkpoint(const std::string& path, LogState* log = nullptr);
   // Parameters only (for eval).
   void load_parameters_from(const std::string& path);
 

@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -123,4 +127,77 @@ TEST_CASE("loading parameters checks names, shapes and dtypes") {
   wrong_dtype.add("lstm.b", Shape{3});
   CHECK_THROWS_WITH_AS(load_parameters(load_safetensors(path), wrong_dtype, "param/", path),
                        doctest::Contains("is float32, the model expects float64"), Error);
+}
+
+TEST_CASE(
+    "checksums: a flipped bit, two swapped same-size tensors or edited metadata are refused") {
+  TempDir dir;
+  TensorFile f;
+  f.tensors.emplace_back("a", Tensor::from(Shape{2}, DType::f64, {1.0, 2.0}));
+  f.tensors.emplace_back("b", Tensor::from(Shape{2}, DType::f64, {3.0, 4.0}));
+  f.metadata["step"] = "17";
+  const fs::path good = dir.path / "good.safetensors", bad = dir.path / "bad.safetensors";
+  save_safetensors(good.string(), f);
+  const TensorFile back = load_safetensors(good.string());
+  CHECK(back.checksummed);
+  CHECK(back.metadata.size() == 1);  // the checksum entries are not the caller's metadata
+  // FNV-1a of a's 16 bytes, in the header as 16 hex digits.
+  char want[17];
+  std::snprintf(want, sizeof want, "%016llx",
+                static_cast<unsigned long long>(fnv1a64(f.tensors[0].second.raw(), 16)));
+  const std::string bytes = read_bytes(good);
+  CHECK(bytes.find(std::string("\"fnv1a64:a\":\"") + want + "\"") != std::string::npos);
+  CHECK(fnv1a64("a", 1) == 0xaf63dc4c8601ec8cULL);  // the published FNV-1a 64 test vector
+
+  auto load_bad = [&](const std::string& b) {
+    write_bytes(bad, b);
+    return load_safetensors(bad.string());
+  };
+  const size_t data = bytes.size() - 32;  // a's bytes, then b's
+  std::string flipped = bytes;
+  flipped[data + 3] = char(flipped[data + 3] ^ 0x01);
+  CHECK_THROWS_WITH_AS(load_bad(flipped),
+                       doctest::Contains("tensor 'a' does not match its checksum (fnv1a64:a is "),
+                       Error);
+  std::string swapped =
+      bytes.substr(0, data) + bytes.substr(data + 16, 16) + bytes.substr(data, 16);
+  CHECK_THROWS_WITH_AS(load_bad(swapped), doctest::Contains("does not match its checksum"), Error);
+  std::string edited = bytes;
+  edited.replace(edited.find("\"17\""), 4, "\"15\"");
+  CHECK_THROWS_WITH_AS(load_bad(edited),
+                       doctest::Contains("__metadata__ does not match its checksum"), Error);
+  // One checksum renamed away: the tensor has none, and the key names no tensor.
+  std::string renamed = bytes;
+  renamed.replace(renamed.find("\"fnv1a64:b\""), 11, "\"fnv1a64:c\"");
+  CHECK_THROWS_WITH_AS(load_bad(renamed), doctest::Contains("tensor 'b' has no checksum"), Error);
+  // A file without any (another program's, an older memgrad's) loads, unverified: here the
+  // checksum keys renamed (same length) into ordinary metadata.
+  std::string none = bytes;
+  for (size_t at = none.find("\"fnv1a64:"); at != std::string::npos; at = none.find("\"fnv1a64:"))
+    none[at + 1] = 'x';
+  const TensorFile unverified = load_bad(none);
+  CHECK_FALSE(unverified.checksummed);
+  CHECK(unverified.find("b")->at(1) == 4.0);
+  TensorFile reserved = f;
+  reserved.metadata["fnv1a64:a"] = "0";
+  CHECK_THROWS_WITH_AS(save_safetensors(bad.string(), reserved),
+                       doctest::Contains("metadata key 'fnv1a64:a' is reserved"), Error);
+}
+
+TEST_CASE("stale temporaries: a dead writer's are removed, a live one's and others' kept") {
+  TempDir dir;
+  const std::string target = (dir.path / "ckpt.safetensors").string();
+  // A pid that no process has: 2^22 + 1 is above Linux's largest pid_max.
+  const std::string dead = target + ".tmp.4194305",
+                    live = target + ".tmp." + std::to_string(::getppid());
+  const std::string own = target + ".tmp." + std::to_string(::getpid());
+  const std::string other = (dir.path / "other.tmp.4194305").string(),
+                    not_pid = target + ".tmp.12x";
+  for (const std::string& p : {dead, live, own, other, not_pid}) write_bytes(p, "partial");
+  std::vector<std::string> removed = remove_stale_temporaries(target);
+  std::sort(removed.begin(), removed.end());
+  std::vector<std::string> want = {dead, own};
+  std::sort(want.begin(), want.end());
+  CHECK(removed == want);
+  for (const std::string& p : {live, other, not_pid}) CHECK(fs::exists(p));
 }

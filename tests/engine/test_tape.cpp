@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "engine/alloc_counter.hpp"
 #include "engine/gradcheck.hpp"
@@ -253,8 +255,12 @@ TEST_CASE("anomaly mode names the first op that made a NaN, forward and backward
 }
 
 TEST_CASE("the gradient checker catches a wrong backward") {
-  // A deliberately wrong op: y = x^2 with backward 3x (should be 2x).
-  static const OpDef kWrongSquare{"test_wrong_square", true};  // leaf: not in the op registry check
+  // A deliberately wrong op: y = x^2 with backward 3x (should be 2x). An op with a backward is
+  // never a leaf, so the registry sees it: it has no case, and ops_without_grad_case() names it
+  // (which fails `every registered op has a gradient-check case` in any binary that defines it).
+  static const OpDef kWrongSquare{"test_wrong_square"};
+  const std::vector<std::string> missing = ops_without_grad_case();
+  CHECK(std::find(missing.begin(), missing.end(), "test_wrong_square") != missing.end());
   auto wrong_square = [](Var x) {
     Var y = x.tape->record(kWrongSquare, x.shape(), x.dtype(), {x}, [](Tape& t, NodeId id) {
       const NodeId in = t.input_id(id, 0);
@@ -275,6 +281,32 @@ TEST_CASE("the gradient checker catches a wrong backward") {
       "right", inputs, [](Tape&, std::span<const Var> v) { return mul(v[0], v[0]); });
   CHECK(good.passed);
   CHECK(good.max_rel_err < 1e-6);
+}
+
+TEST_CASE("a leaf recorded with a backward, and an op name defined twice, are refused") {
+  // Leaves need no gradient check (ops_without_grad_case skips them), so a leaf may not carry a
+  // backward: its gradient would escape every check.
+  const OpDef* leaf = nullptr;
+  const OpDef* op = nullptr;
+  for (const OpDef* d : all_ops()) (d->leaf ? leaf : op) = d;
+  REQUIRE(leaf != nullptr);
+  REQUIRE(op != nullptr);
+  Tape tape;
+  Var x = tape.input(Tensor::zeros(Shape{2}, DType::f64), true);
+  const BackwardFn backward = [](Tape&, NodeId) {};
+  const std::string refused = std::string("op '") + leaf->name + "' is a leaf";
+  CHECK_THROWS_WITH_AS(tape.record(*leaf, x.shape(), x.dtype(), {x}, backward),
+                       doctest::Contains(refused.c_str()), Error);
+  CHECK_THROWS_WITH_AS(tape.record_view(*leaf, x, Shape{2}, backward),
+                       doctest::Contains(refused.c_str()), Error);
+  CHECK_NOTHROW(tape.record(*leaf, x.shape(), x.dtype(), {x}, nullptr));  // without: a constant
+
+  // A second op of a registered name (a leaf or not) is refused and not registered.
+  const size_t registered = all_ops().size();
+  const std::string twice = std::string("op '") + op->name + "' is defined twice";
+  CHECK_THROWS_WITH_AS(OpDef(op->name), doctest::Contains(twice.c_str()), Error);
+  CHECK_THROWS_WITH_AS(OpDef(leaf->name, true), doctest::Contains("is defined twice"), Error);
+  CHECK(all_ops().size() == registered);
 }
 
 TEST_CASE("print shows one line per node with op names and gradient norms") {

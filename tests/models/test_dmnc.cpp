@@ -1,6 +1,6 @@
 // DMNC (late and early fusion), the view-concatenated DNC and the LSTM baselines of the DMNC
-// paper's Table 1: gradient checks of every check config, the cross-view memory path of early
-// fusion (absent in late fusion), persistent memory across admissions, padding invariance,
+// paper's Table 1 (their gradient checks are test_model_registry's): the cross-view memory path
+// of early fusion (absent in late fusion), persistent memory across admissions, padding invariance,
 // asynchronous encoders, greedy decoding and output shapes.
 #include <doctest/doctest.h>
 
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "models/dmnc.hpp"
-#include "models/model_check.hpp"
 #include "models/seq_baselines.hpp"
 #include "ops/ops.hpp"
 
@@ -178,20 +177,6 @@ std::vector<double> row(const Tensor& t, int64_t b) {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------------------- gradient checks
-
-TEST_CASE("dmnc and baselines: float64 parameter gradient checks of every check config") {
-  for (const ModelInfo& m : all_models()) {
-    if (std::find(std::begin(kModels), std::end(kModels), m.name) == std::end(kModels)) continue;
-    for (const GradCheckResult& r : check_model_gradients(m)) {
-      INFO(cat(r.name, ": max abs err ", r.max_abs_err, ", max rel err ", r.max_rel_err, " ",
-               r.message));
-      CHECK(r.passed);
-      MESSAGE(r.name, ": max rel err ", r.max_rel_err, ", max abs err ", r.max_abs_err);
-    }
-  }
-}
 
 // ------------------------------------------------------------------- 1. cross-view memory access
 

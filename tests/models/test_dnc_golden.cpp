@@ -1,7 +1,8 @@
 // The DNC memory access (models/dnc_memory.*) against the golden vectors of
 // ../shared/golden/dnc (DeepMind's reference semantics; see the README there): for every file and
 // every case, outputs, intermediates and the gradients of the case's projection J, in float64 and
-// in float32 (inputs and projections rounded to float32). Then finite-difference checks of three
+// in float32 (inputs and projections rounded to float32); these are ctest entry models_shared_data,
+// skipped when the folder is absent. Then finite-difference checks of three
 // chained steps (write and read-only), and the API's shapes, layout and trace.
 #include <doctest/doctest.h>
 
@@ -21,13 +22,14 @@
 #include "engine/gradcheck.hpp"
 #include "models/dnc_memory.hpp"
 #include "ops/ops.hpp"
+#include "tests/test_util.hpp"
 
 using namespace memgrad;
 using json = nlohmann::json;
 
 namespace {
 
-const std::string kGoldenDir = MEMGRAD_SOURCE_DIR "/../shared/golden/dnc";
+const std::string kGoldenDir = test::shared_path("golden/dnc");
 
 // ------------------------------------------------------------------ reading the golden files
 
@@ -126,15 +128,9 @@ using Vars = std::map<std::string, Var>;
 // Builds a file's computation from its inputs; fills outputs and (optionally) intermediates.
 using Builder = std::function<void(const Vars& in, Vars& out, Vars& mid)>;
 
-bool golden_dir_present() {
-  if (std::filesystem::is_directory(kGoldenDir)) return true;
-  MESSAGE("SKIPPED: DNC golden folder " << kGoldenDir << " not found; nothing checked");
-  return false;
-}
-
 // Runs every case of <function>.json in float64 and float32.
 void run_golden_file(const std::string& function, const Builder& build) {
-  if (!golden_dir_present()) return;
+  if (!test::shared_data_present(kGoldenDir)) return;
   const std::string path = kGoldenDir + "/" + function + ".json";
   std::ifstream file(path);
   REQUIRE_MESSAGE(file.good(), "cannot open ", path);
@@ -251,20 +247,20 @@ Var at_time(Var x, int64_t t) {
 
 // ------------------------------------------------------------------ one test per golden file
 
-TEST_CASE("dnc golden: content_weighting") {
+TEST_CASE("dnc golden: content_weighting" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("content_weighting", [](const Vars& in, Vars& out, Vars&) {
     out["weights"] = dnc::content_weighting(in.at("memory"), in.at("keys"), in.at("strengths"));
   });
 }
 
-TEST_CASE("dnc golden: usage_update") {
+TEST_CASE("dnc golden: usage_update" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("usage_update", [](const Vars& in, Vars& out, Vars&) {
     out["usage"] = dnc::usage_update(in.at("prev_usage"), in.at("prev_write_weights"),
                                      in.at("prev_read_weights"), in.at("free_gates"));
   });
 }
 
-TEST_CASE("dnc golden: allocation") {
+TEST_CASE("dnc golden: allocation" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("allocation", [](const Vars& in, Vars& out, Vars& mid) {
     const dnc::AllocationResult r = dnc::allocation_with_order(in.at("usage"));
     out["allocation"] = r.allocation;
@@ -274,21 +270,21 @@ TEST_CASE("dnc golden: allocation") {
   });
 }
 
-TEST_CASE("dnc golden: write_weighting") {
+TEST_CASE("dnc golden: write_weighting" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("write_weighting", [](const Vars& in, Vars& out, Vars&) {
     out["write_weights"] = dnc::write_weighting(in.at("allocation"), in.at("content_weights"),
                                                 in.at("alloc_gate"), in.at("write_gate"));
   });
 }
 
-TEST_CASE("dnc golden: erase_and_write") {
+TEST_CASE("dnc golden: erase_and_write" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("erase_and_write", [](const Vars& in, Vars& out, Vars&) {
     out["memory"] = dnc::erase_and_write(in.at("memory"), in.at("write_weights"), in.at("erase"),
                                          in.at("write_vector"));
   });
 }
 
-TEST_CASE("dnc golden: link_update") {
+TEST_CASE("dnc golden: link_update" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("link_update", [](const Vars& in, Vars& out, Vars&) {
     const dnc::LinkResult r =
         dnc::link_update(in.at("prev_link"), in.at("prev_precedence"), in.at("write_weights"));
@@ -297,7 +293,7 @@ TEST_CASE("dnc golden: link_update") {
   });
 }
 
-TEST_CASE("dnc golden: directional_read") {
+TEST_CASE("dnc golden: directional_read" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("directional_read", [](const Vars& in, Vars& out, Vars&) {
     const dnc::DirectionalResult r =
         dnc::directional_read(in.at("link"), in.at("prev_read_weights"));
@@ -306,7 +302,7 @@ TEST_CASE("dnc golden: directional_read") {
   });
 }
 
-TEST_CASE("dnc golden: read_weighting") {
+TEST_CASE("dnc golden: read_weighting" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("read_weighting", [](const Vars& in, Vars& out, Vars&) {
     const dnc::ReadResult r =
         dnc::read_weighting(in.at("content_weights"), in.at("forward"), in.at("backward"),
@@ -316,7 +312,7 @@ TEST_CASE("dnc golden: read_weighting") {
   });
 }
 
-TEST_CASE("dnc golden: memory_step") {
+TEST_CASE("dnc golden: memory_step" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("memory_step", [](const Vars& in, Vars& out, Vars& mid) {
     dnc::StepDetail d;
     const dnc::State s = dnc::step_with_detail(prev_state_from(in), interface_from(in), d);
@@ -336,7 +332,7 @@ TEST_CASE("dnc golden: memory_step") {
   });
 }
 
-TEST_CASE("dnc golden: memory_sequence") {
+TEST_CASE("dnc golden: memory_sequence" * doctest::test_suite(test::kSharedData)) {
   run_golden_file("memory_sequence", [](const Vars& in, Vars& out, Vars& mid) {
     const int64_t T = in.at("read_keys").dim(0);
     REQUIRE(T == 3);

@@ -1,6 +1,6 @@
 // MemN2N: shapes, position encoding, adjacent tying, linear start, empty memory slots (official
 // and masked), the nil word, the schedule hooks (linear start, the official two-phase learning
-// rate), and the float64 gradient checks of its check configs.
+// rate). Its float64 gradient checks are test_model_registry's, as every model's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,7 +8,6 @@
 #include <string>
 
 #include "models/memn2n.hpp"
-#include "models/model_check.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;
@@ -430,16 +429,6 @@ TEST_CASE("memn2n: bad configs and batches are named") {
   late.field("time", Shape{3, 4}, DType::f64).fill(9);  // beyond memory_size 4
   CHECK_THROWS_WITH_AS(model->forward(tape, late, ForwardOptions{}),
                        doctest::Contains("'time' holds 9"), Error);
-}
-
-TEST_CASE("memn2n: float64 gradient checks of every check config") {
-  const auto results = check_model_gradients(memn2n_info());
-  CHECK(results.size() == 4);
-  for (const GradCheckResult& r : results) {
-    INFO(r.name, ": max abs err ", r.max_abs_err, ", max rel err ", r.max_rel_err, " ", r.message);
-    CHECK(r.passed);
-    MESSAGE(r.name, ": max rel err ", r.max_rel_err);
-  }
 }
 
 TEST_CASE("memn2n: float32 and float64 forwards agree") {

@@ -1,11 +1,60 @@
 // Every registered model has gradient checks, and they pass: float64 central differences on every
-// parameter of each variant at tiny dimensions over a multi-step batch. The training tape's modes
-// (in-place parameter gradients, moved gradients) give every model the same gradients.
+// parameter of each variant at tiny dimensions over a multi-step batch, each parameter tensor held
+// to a relative bound that a 1% error in its gradient breaks. The training tape's modes (in-place
+// parameter gradients, moved gradients) give every model the same gradients.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "models/model_check.hpp"
+#include "ops/ops.hpp"
 
 using namespace memgrad;
+
+namespace {
+
+// Parameter gradients of one clean forward and backward of a check variant.
+void backward_once(CheckVariant& v) {
+  v.model->params().zero_grad();
+  Tape tape(model_check_options().seed);
+  tape.backward(v.model->forward(tape, v.batch, ForwardOptions{}).loss);
+}
+
+double largest_abs(const Tensor& t) {
+  double m = 0;
+  for (double x : t.to_vector()) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+// The model check of parameter `target` of variant v, with its gradient made wrong by a factor
+// (1 + err): the loss gains sum(G * (p - detach(p))), G = err * p's true gradient. That term is
+// exactly 0 (x - x), so the loss and every finite difference are unchanged, while backward adds G
+// to p's gradient, as a backward rule scaled wrong would.
+GradCheckResult check_with_planted_error(CheckVariant& v, const std::string& target, double err,
+                                         const GradCheckOptions& opts = model_check_options()) {
+  backward_once(v);
+  Parameter& p = v.model->params().get(target);
+  Tensor planted = p.grad.clone();
+  for (int64_t i = 0; i < planted.numel(); ++i) planted.set(i, err * planted.at(i));
+  return check_parameter_gradients(
+      v.label, v.model->params(),
+      [&](Tape& tape) {
+        Var loss = v.model->forward(tape, v.batch, ForwardOptions{}).loss;
+        Var leaf = tape.param(p);
+        return add(loss, sum(mul(sub(leaf, detach(leaf)), tape.input(planted))));
+      },
+      opts, 0, target);
+}
+
+const InputReport& report_of(const GradCheckResult& r, const std::string& param) {
+  for (const InputReport& in : r.inputs)
+    if (in.name == param) return in;
+  FAIL("no report for parameter ", param);
+  throw;  // unreachable: FAIL throws
+}
+
+}  // namespace
 
 TEST_CASE("every registered model declares gradient checks") {
   for (const ModelInfo& m : all_models()) {
@@ -22,35 +71,73 @@ TEST_CASE("every registered model passes its float64 parameter gradient checks")
       INFO(r.name, ": max abs err ", r.max_abs_err, ", max rel err ", r.max_rel_err, " ",
            r.message);
       CHECK(r.passed);
+      CHECK(r.max_rel_err <= model_check_options().tensor_rtol);
       MESSAGE(r.name, ": max rel err ", r.max_rel_err);
+      // Every parameter's gradient is large enough that a 1% error in it exceeds twice its
+      // allowance, rtol * max(scale, floor): the floor hides no such error (and a parameter the
+      // batch never reaches, left unchecked, fails here).
+      const GradCheckOptions opts = model_check_options();
+      for (const InputReport& in : r.inputs) {
+        INFO(in.name, ": largest gradient ", in.scale);
+        CHECK(0.01 * in.scale > 2 * opts.tensor_rtol * std::max(in.scale, opts.tensor_floor));
+      }
     }
   }
 }
 
-TEST_CASE("every registered model: the training tape's modes give the same gradients") {
-  // Tape::set_param_grads_in_place and set_move_grads change where gradients are summed, not the
-  // sums: Parameter::grad must come out bit for bit the same, two steps in a row (slots reused).
+TEST_CASE("a 1% error planted in one parameter's gradient fails every model's check") {
+  // In every variant of every model, the parameter whose gradient is smallest (where an absolute
+  // tolerance hid errors of 6-18% before) and the one whose gradient is largest.
+  const double bound = model_check_options().tensor_rtol;
   for (const ModelInfo& m : all_models()) {
     for (CheckVariant& v : check_variants(m)) {
-      INFO(v.label);
+      backward_once(v);
       ParameterSet& params = v.model->params();
-      std::vector<std::vector<double>> grads[2];
-      for (int modes = 0; modes < 2; ++modes) {
-        Tape tape;
-        tape.set_param_grads_in_place(modes == 1);
-        tape.set_move_grads(modes == 1);
-        for (int step = 0; step < 2; ++step) {
-          params.zero_grad();
-          tape.reset();
-          tape.backward(v.model->forward(tape, v.batch, ForwardOptions{}).loss);
-        }
-        for (size_t i = 0; i < params.size(); ++i)
-          grads[modes].push_back(params[i].grad.to_vector());
-      }
+      size_t smallest = 0, largest = 0;
       for (size_t i = 0; i < params.size(); ++i) {
-        INFO(params[i].name);
-        CHECK(grads[1][i] == grads[0][i]);
+        const double g = largest_abs(params[i].grad);
+        if (g < largest_abs(params[smallest].grad)) smallest = i;
+        if (g > largest_abs(params[largest].grad)) largest = i;
+      }
+      for (const std::string& name : {params[smallest].name, params[largest].name}) {
+        const GradCheckResult r = check_with_planted_error(v, name, 0.01);
+        const InputReport& in = report_of(r, name);
+        INFO(v.label, " ", name, ": largest gradient ", in.scale, ", ", r.message);
+        CHECK_FALSE(r.passed);
+        CHECK(r.message.find("parameter '" + name + "'") != std::string::npos);
+        CHECK(in.max_abs_err == doctest::Approx(0.01 / 1.01 * in.scale).epsilon(0.05));
+        CHECK(in.max_rel_err > 5 * bound);
       }
     }
   }
+}
+
+TEST_CASE("wlas dec.attention2.query.w: a 1% error fails, the unchanged gradient passes") {
+  // The example: this tensor's gradient is 5e-7 to 2e-5 at check sizes, so the element
+  // tolerance atol = 1e-7 alone let it be 18% wrong, and in most variants it passes a 1% error
+  // (below), which the bound per tensor fails. Planting nothing (err 0) shows the planting itself
+  // changes nothing.
+  GradCheckOptions elements_only = model_check_options();
+  elements_only.tensor_rtol = 1e300;
+  const std::string name = "dec.attention2.query.w";
+  int hidden_by_atol = 0;
+  for (CheckVariant& v :
+       check_variants(*std::find_if(all_models().begin(), all_models().end(),
+                                    [](const ModelInfo& m) { return m.name == "wlas"; }))) {
+    INFO(v.label);
+    const GradCheckResult clean = check_with_planted_error(v, name, 0.0);
+    CHECK(clean.passed);
+    const double scale = report_of(clean, name).scale;
+    CHECK(scale < 1e-4);
+    if (0.01 * scale < elements_only.atol) {  // 1% is below atol: the element test passes it
+      CHECK(check_with_planted_error(v, name, 0.01, elements_only).passed);
+      ++hidden_by_atol;
+    }
+    for (double err : {0.01, -0.01, 0.06, 0.18}) {
+      const GradCheckResult r = check_with_planted_error(v, name, err);
+      INFO("planted error ", err, ": ", r.message);
+      CHECK_FALSE(r.passed);
+    }
+  }
+  CHECK(hidden_by_atol >= 3);
 }

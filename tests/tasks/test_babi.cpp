@@ -1,7 +1,8 @@
 // The bAbI loader and task: the text format on small files written here (stories, list answers,
 // direction pairs, the memory window, tokens, every malformed-line error with file:line, escaped
 // quotes of file text), files without questions or too few to split, settings out of range,
-// batches, evaluation, and counts on the real data when ../shared/data/babi is present.
+// batches, evaluation, and counts on the real data in ../shared/data/babi (ctest entry
+// tasks_shared_data, skipped when it is absent).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -48,7 +49,7 @@ std::string write_task(const TempDir& dir, int task, const std::string& train,
     CHECK_MESSAGE(text_.find(part) != std::string::npos, text_); \
   } while (0)
 
-const std::string kRealData = std::string(MEMGRAD_SOURCE_DIR) + "/../shared/data/babi";
+const std::string kRealData = test::shared_path("data/babi");
 
 }  // namespace
 
@@ -510,11 +511,8 @@ TEST_CASE("babi: files are checked against the data folder's SHA256SUMS.txt when
   CHECK(babi::load(o).train.size() == 5);
 }
 
-TEST_CASE("babi: counts of the real data (v1.2)") {
-  if (!fs::is_directory(kRealData)) {
-    MESSAGE("SKIPPED: ../shared/data/babi not found");
-    return;
-  }
+TEST_CASE("babi: counts of the real data (v1.2)" * doctest::test_suite(test::kSharedData)) {
+  if (!test::shared_data_present(kRealData)) return;
   auto load = [](const std::string& set, const std::string& tasks) {
     babi::LoadOptions o;
     o.data_dir = kRealData;

@@ -13,60 +13,14 @@
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
 #include "tests/test_util.hpp"
+#include "tests/tools/train_util.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 
 using namespace memgrad;
 using namespace memgrad::cli;
-using memgrad::test::TempDir;
+using namespace memgrad::test;
 namespace fs = std::filesystem;
-
-namespace {
-
-std::vector<double> logged_losses(const fs::path& dir) {
-  std::ifstream in(dir / "log.jsonl");
-  std::vector<double> losses;
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    if (j.contains("loss")) losses.push_back(j["loss"].get<double>());
-  }
-  return losses;
-}
-
-Words tiny_run(const fs::path& out, int iterations) {
-  return {"--task",
-          "sum2seq",
-          "--model",
-          "dual-lstm",
-          "--embedding",
-          "4",
-          "--hidden",
-          "6",
-          "--batch",
-          "4",
-          "--iterations",
-          std::to_string(iterations),
-          "--log-every",
-          "1",
-          "--checkpoint-every",
-          "2",
-          "--test-samples",
-          "12",
-          "--test-lmax",
-          "3,5",
-          "--lmax",
-          "4",
-          "--seed",
-          "5",
-          "--threads",
-          "1",
-          "--quiet",
-          "--out",
-          out.string()};
-}
-
-}  // namespace
 
 TEST_CASE("a resumed run reproduces the uninterrupted run's losses exactly") {
   TempDir tmp;
@@ -120,6 +74,49 @@ TEST_CASE("bad usage is a UsageError naming the problem") {
                        doctest::Contains("--hidden expects"), UsageError);
   CHECK_THROWS_WITH_AS(cmd_train({"--model", "dual-lstm", "--bogus", "1"}),
                        doctest::Contains("unknown option --bogus"), UsageError);
+}
+
+TEST_CASE("train requires --task and --model, as its usage line says, unless --resume") {
+  TempDir tmp;
+  const std::string out = (tmp.path / "run").string();
+  CHECK_THROWS_WITH_AS(cmd_train({"--iterations", "1", "--out", out}),
+                       doctest::Contains("--task is required"), UsageError);
+  CHECK_THROWS_WITH_AS(cmd_train({"--task", "sum2seq", "--iterations", "1", "--out", out}),
+                       doctest::Contains("--model is required"), UsageError);
+  CHECK_THROWS_WITH_AS(cmd_train({"--model=lstm", "--iterations", "1", "--out", out}),
+                       doctest::Contains("--task is required"), UsageError);
+  CHECK_FALSE(fs::exists(out));  // refused before anything was written
+}
+
+TEST_CASE("an option given twice is a UsageError naming it, never 'last one wins'") {
+  TempDir tmp;
+  const Words run = tiny_run(tmp.path / "run", 1);
+  const std::pair<Words, const char*> cases[] = {
+      {{"--seed", "6"}, "option --seed is given twice"},
+      {{"--seed=6"}, "option --seed is given twice"},
+      {{"--quiet"}, "option --quiet is given twice"},
+      {{"--model", "lstm"}, "option --model is given twice"},
+      {{"--hidden", "7"}, "option --hidden is given twice"},
+  };
+  for (const auto& [extra, message] : cases) {
+    CAPTURE(extra[0]);
+    Words w = run;
+    w.insert(w.end(), extra.begin(), extra.end());
+    CHECK_THROWS_WITH_AS(cmd_train(w), doctest::Contains(message), UsageError);
+  }
+  CHECK_FALSE(fs::exists(tmp.path / "run"));
+  // The words a command takes before handing the rest on (inspect's, bench's) are checked too.
+  Words words = {"--sample", "1", "--x", "--sample=2"};
+  CHECK_THROWS_WITH_AS(take_option(words, "sample"),
+                       doctest::Contains("option --sample is given twice"), UsageError);
+  words = {"--tape", "--x", "--tape"};
+  CHECK_THROWS_WITH_AS(take_flag(words, "tape"), doctest::Contains("option --tape is given twice"),
+                       UsageError);
+  words = {"--tape", "--x"};
+  CHECK(take_flag(words, "tape"));
+  CHECK(words == Words{"--x"});
+  CHECK_THROWS_WITH_AS(cmd_eval({"--checkpoint", "a", "--checkpoint", "b"}),
+                       doctest::Contains("option --checkpoint is given twice"), UsageError);
 }
 
 TEST_CASE("bench --json has the issue's fields, and --profile a row per op") {
@@ -212,10 +209,8 @@ TEST_CASE("run options: --model=NAME form, resume keeps the run's settings, --ov
 
 TEST_CASE("settings that cannot work are errors before training starts") {
   TempDir tmp;
-  auto with = [&](Words extra) {
-    Words w = tiny_run(tmp.path / "never", 2);
-    w.insert(w.end(), extra.begin(), extra.end());
-    return w;
+  auto with = [&](const Words& extra) {
+    return with_words(tiny_run(tmp.path / "never", 2), extra);
   };
   const std::pair<Words, const char*> cases[] = {
       {{"--lr", "-1"}, "lr (--lr) must be > 0, got -1"},
@@ -281,21 +276,13 @@ TEST_CASE("a run directory with bad contents is an error naming the file") {
   file.metadata["next_step"] = "-5";
   save_safetensors(checkpoint, file);
   CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--quiet"}),
-                       doctest::Contains("checkpoint metadata out of range"), Error);
+                       doctest::Contains("'next_step' must be a whole number >= 0, got '-5'"),
+                       Error);
 }
 
 TEST_CASE("a bAbI run: a task setting named like a model size, resuming with its data moved") {
   TempDir tmp;
-  std::string stories;
-  for (int i = 0; i < 10; ++i)
-    stories +=
-        "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
-        "3 Where is Mary?\tbathroom\t1\n";
-  const std::string base = "tasks_1-20_v1-2/en/qa1_single-supporting-fact_";
-  for (const char* where : {"a", "b"}) {
-    tmp.write(std::string(where) + "/" + base + "train.txt", stories);
-    tmp.write(std::string(where) + "/" + base + "test.txt", stories);
-  }
+  for (const char* where : {"a", "b"}) write_babi_qa1(tmp, where);
   const fs::path run = tmp.path / "run";
   // --memory-size is babi's setting (memories per question) and a size memn2n takes from it.
   REQUIRE(cmd_train({"--task",          "babi",
@@ -325,10 +312,8 @@ TEST_CASE("a bAbI run: a task setting named like a model size, resuming with its
 
 TEST_CASE("second QA pass: flags, run directories and non-finite values") {
   TempDir tmp;
-  auto with = [&](const fs::path& out, int iterations, Words extra) {
-    Words w = tiny_run(out, iterations);
-    w.insert(w.end(), extra.begin(), extra.end());
-    return w;
+  auto with = [&](const fs::path& out, int iterations, const Words& extra) {
+    return with_words(tiny_run(out, iterations), extra);
   };
   const fs::path never = tmp.path / "never";
   CHECK_THROWS_WITH_AS(cmd_train(with(never, 1, {"stray"})),

@@ -1,0 +1,40 @@
+// Model selection over epochs for tasks that define a validation score (Task::selection_score,
+// e.g. physionet2012's validation AUC-ROC): at each epoch end the score is computed and, when it
+// beats every earlier epoch's, the parameters are saved to the run directory's best.safetensors
+// with best.json {"epoch", "step", "metric", "value"}. The final evaluation (metrics.json), `eval`
+// and `inspect` then use those parameters; checkpoint.safetensors stays the last step's, so a
+// resumed run continues from where it stopped and still knows the best epoch (best.json).
+// Ties keep the earlier epoch.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "tools/run_dir.hpp"
+#include "tools/trainer.hpp"
+
+namespace memgrad::cli {
+
+class BestEpoch {
+ public:
+  // Reads the run's best.json when there is one (a resumed run).
+  BestEpoch(const RunDir& dir, Trainer& trainer);
+  // True when the task selects by a validation score.
+  bool active() const { return !metric_.empty(); }
+  // At the end of `epoch` (the next step being next_step): scores the model and keeps its
+  // parameters if best. Returns the fields for the epoch's log line ({metric: value, "best":
+  // true|false}), empty when the task does not select.
+  nlohmann::json end_epoch(int64_t epoch, int64_t next_step);
+  // Loads the best epoch's parameters into the trainer's model; returns {"epoch", "step",
+  // "metric", "value"} for metrics.json, or null when no epoch was scored.
+  nlohmann::json restore();
+  // Removes a run's best.* files (a run started again with --overwrite).
+  static void remove(const RunDir& dir);
+
+ private:
+  const RunDir& dir_;
+  Trainer& trainer_;
+  std::string metric_;
+  std::optional<nlohmann::json> best_;  // best.json's content
+};
+
+}  // namespace memgrad::cli
