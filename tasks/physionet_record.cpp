@@ -102,6 +102,15 @@ bool parse_number(std::string_view s, double& v) {
   return ec == std::errc() && end == s.data() + s.size() && std::isfinite(v);
 }
 
+// A RecordID: a whole number in [1, 2^53] (the doubles that hold every integer exactly). Checked
+// before the conversion to int64, which is undefined behaviour for 1e61 (found by
+// tests/fuzz/fuzz_physionet_record).
+bool record_id(double v, int64_t& id) {
+  if (!(v >= 1 && v <= 9007199254740992.0) || v != std::floor(v)) return false;
+  id = int64_t(v);
+  return true;
+}
+
 // Splits `text` into lines (without '\n' and a trailing '\r'); calls fn(line, 1-based number).
 template <class Fn>
 void for_each_line(std::string_view text, Fn&& fn) {
@@ -213,9 +222,8 @@ Record parse_record(std::string_view text, const std::string& source, int64_t ex
     if (param == "RecordID") {
       if (minute != 0) bad("RecordID at ", show(f[0]), " (descriptors are at 00:00)");
       if (seen_id) bad("a second RecordID");
-      if (value != std::floor(value) || value <= 0)
+      if (!record_id(value, rec.id))
         bad("RecordID ", quote(f[2]), " is not a positive whole number");
-      rec.id = int64_t(value);
       if (expected_id > 0 && rec.id != expected_id)
         bad("RecordID ", rec.id, " does not match the file name (", expected_id, ")");
       seen_id = true;
@@ -299,8 +307,7 @@ std::map<int64_t, Outcome> read_outcomes(const std::string& path) {
     for (size_t i = 0; i < f.size(); ++i)
       if (!parse_number(f[i], v[i])) bad("field ", i + 1, " ", quote(f[i]), " is not a number");
     Outcome o;
-    o.id = int64_t(v[size_t(col_id)]);
-    if (double(o.id) != v[size_t(col_id)] || o.id <= 0)
+    if (!record_id(v[size_t(col_id)], o.id))
       bad("RecordID ", quote(f[size_t(col_id)]), " is not a positive whole number");
     const double death = v[size_t(col_death)];
     if (death != 0 && death != 1) bad("In-hospital_death must be 0 or 1, got ", death);

@@ -5,7 +5,7 @@
 # run directory).
 #   tools/fuzz.sh                      every target for 1 minute
 #   tools/fuzz.sh --minutes N          every target for N minutes
-#   tools/fuzz.sh --seconds N          every target for N seconds (.ci/run: --seconds 12)
+#   tools/fuzz.sh --seconds N          every target for N seconds (.ci/run: --seconds 8)
 #   tools/fuzz.sh ... babi metrics     only these targets
 # Prints one line per target (executions, coverage, corpus size) and exits 1 when any target
 # found a crash, a sanitizer report, a leak, a hang (10 s per input) or memory above 2 GB; the
