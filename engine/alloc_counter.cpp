@@ -1,5 +1,8 @@
-// Replaces the global operator new/delete with counting versions. aligned_alloc in Storage is
-// counted too (Storage is always created with make_shared, which goes through operator new).
+// Replaces the global operator new/delete with counting versions. Tensor memory is counted too: a
+// Storage of its own takes its buffer from the aligned operator new (one count, and one for its
+// make_shared control block), and a tape's arena (engine/arena.hpp) its chunks. Storage used to
+// call aligned_alloc, which bypasses operator new: a new tensor counted 1 (its control block),
+// never its buffer.
 #include "engine/alloc_counter.hpp"
 
 #include <atomic>
@@ -34,6 +37,33 @@ void* operator new(std::size_t size, std::align_val_t a) { return counted_aligne
 void* operator new[](std::size_t size, std::align_val_t a) {
   return counted_aligned_alloc(size, a);
 }
+// The nothrow forms too: left to the runtime, they may allocate with another allocator than the
+// free() below (AddressSanitizer's nothrow new did, for std::stable_sort's temporary buffer, and
+// reported an alloc-dealloc mismatch).
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t& t) noexcept {
+  return operator new(size, t);
+}
+void* operator new(std::size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try {
+    return counted_aligned_alloc(size, a);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, std::align_val_t a, const std::nothrow_t& t) noexcept {
+  return operator new(size, a, t);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }

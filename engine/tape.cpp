@@ -27,12 +27,26 @@ Tensor Var::grad() const { return tape->has_grad(id) ? tape->grad(id) : Tensor()
 
 void Tape::ensure_slot(NodeId id) {
   if (values_.size() > size_t(id)) return;
-  values_.emplace_back();
-  grads_.emplace_back();
-  saved_.emplace_back();
-  spare_.emplace_back();
-  grad_spare_.emplace_back();
-  grad_live_.push_back(0);
+  const size_t n = std::max({size_t(id) + 1, values_.size() * 3 / 2, size_t(64)});
+  nodes_.reserve(n);
+  inputs_.reserve(2 * n);
+  grad_live_.resize(n, 0);
+  while (values_.size() < n) {
+    values_.push_back(Tensor::arena_slot());
+    grads_.push_back(Tensor::arena_slot());
+    saved_.push_back(Tensor::arena_slot());
+    spare_.emplace_back();
+    grad_spare_.emplace_back();
+  }
+}
+
+Tape::~Tape() { reset(); }  // hands values someone still holds over to them
+
+void Tape::make_room(size_t factor) {
+  const size_t n = nodes_.size() * factor;
+  if (n > 0) ensure_slot(NodeId(n - 1));
+  inputs_.reserve(inputs_.size() * factor);
+  aliased_grads_.reserve(n);  // a node's gradient is aliased at most once a step
 }
 
 Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
@@ -134,7 +148,7 @@ Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<con
   const NodeId id = append(op, inputs, backward, false);
   Tensor& slot = values_[size_t(id)];
   if (!slot.defined() && spare_[size_t(id)].defined()) slot = std::move(spare_[size_t(id)]);
-  slot.reshape_reuse(shape, dtype);
+  slot.bind_to_arena(arena_, shape, dtype);
   return Var{this, id};
 }
 
@@ -188,7 +202,7 @@ void Tape::pass_grad(NodeId id, NodeId in, bool may_move) {
 }
 
 Tensor& Tape::make_saved(NodeId id, const Shape& shape, DType dtype) {
-  saved_[size_t(id)].reshape_reuse(shape, dtype);
+  saved_[size_t(id)].bind_to_arena(arena_, shape, dtype);
   return saved_[size_t(id)];
 }
 
@@ -207,7 +221,7 @@ Tensor& Tape::grad_for_write(NodeId id, bool& overwrite) {
   overwrite = !grad_live_[size_t(id)];
   if (overwrite && !grad_in_input(id)) {
     const Tensor& v = values_[size_t(id)];
-    g.reshape_reuse(v.shape(), v.dtype());
+    g.bind_to_arena(arena_, v.shape(), v.dtype());
     grad_live_[size_t(id)] = 1;
   }
   return g;
@@ -328,6 +342,14 @@ void Tape::reset() {
   // Likewise Parameter::grad, which in-place leaves held; their slots get their own buffers back.
   for (NodeId id : aliased_grads_) grads_[size_t(id)] = std::move(grad_spare_[size_t(id)]);
   aliased_grads_.clear();
+  // Values kept past the step (a caller's copy of a node's value or gradient) get memory of their
+  // own; then the whole arena is free for the next step.
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    values_[i].release_arena_memory();
+    grads_[i].release_arena_memory();
+    saved_[i].release_arena_memory();
+  }
+  arena_.rewind();
   backward_done_ = false;
   nodes_.clear();
   inputs_.clear();

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <sstream>
+
+#include "engine/arena.hpp"
 
 namespace memgrad {
 
@@ -43,17 +46,29 @@ std::string Shape::str() const {
 
 std::ostream& operator<<(std::ostream& out, const Shape& s) { return out << s.str(); }
 
+namespace {
+constexpr std::align_val_t kStorageAlign{64};
+}
+
 Storage::Storage(size_t bytes) {
   // 64-byte alignment suits AVX-512 loads and keeps rows of different tensors off shared cache
   // lines.
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
-  data = std::aligned_alloc(64, rounded);
-  if (!data) fail("out of memory allocating ", bytes, " bytes");
+  // Through operator new, not aligned_alloc, so that the allocation counter (alloc_counter.cpp)
+  // sees the buffer as well as make_shared's control block.
+  try {
+    data = ::operator new(rounded, kStorageAlign);
+  } catch (const std::bad_alloc&) {
+    fail("out of memory allocating ", bytes, " bytes");
+  }
   capacity = rounded;
+  owned = true;
 }
 
-Storage::~Storage() { std::free(data); }
+Storage::~Storage() {
+  if (owned) ::operator delete(data, kStorageAlign);
+}
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
   Tensor t;
@@ -167,6 +182,39 @@ void Tensor::reshape_reuse(const Shape& shape, DType dtype) {
     return;
   }
   *this = empty(shape, dtype);
+}
+
+Tensor Tensor::arena_slot() {
+  Tensor t;
+  t.storage_ = std::make_shared<Storage>();
+  return t;
+}
+
+void Tensor::bind_to_arena(Arena& arena, const Shape& shape, DType dtype) {
+  if (!storage_ || storage_.use_count() != 1 || storage_->owned)
+    storage_ = std::make_shared<Storage>();
+  const size_t need = size_t(shape.numel()) * dtype_size(dtype);
+  storage_->data = arena.take(need);
+  storage_->capacity = Arena::rounded(need);
+  shape_ = shape;
+  dtype_ = dtype;
+}
+
+void Tensor::release_arena_memory() {
+  if (!storage_ || storage_->owned || storage_.use_count() == 1) return;
+  // Someone kept this value: the memory becomes a heap buffer of theirs, copied out of the arena
+  // before the arena hands it to the next step.
+  Storage& s = *storage_;
+  void* copy = nullptr;
+  try {
+    copy = ::operator new(s.capacity, kStorageAlign);
+  } catch (const std::bad_alloc&) {
+    fail("out of memory allocating ", s.capacity, " bytes");
+  }
+  std::memcpy(copy, s.data, s.capacity);
+  s.data = copy;
+  s.owned = true;
+  storage_.reset();
 }
 
 int64_t first_non_finite(const Tensor& t) {

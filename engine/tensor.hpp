@@ -54,14 +54,19 @@ struct Shape {
 };
 std::ostream& operator<<(std::ostream& out, const Shape& s);
 
-// Aligned raw bytes. Capacity may exceed what the tensor using it needs (reused tape slots).
+class Arena;
+
+// Aligned raw bytes: a heap buffer of its own, or (made by a tape) memory of the tape's arena that
+// the tape points elsewhere each step. Capacity may exceed what the tensor using it needs.
 struct Storage {
-  explicit Storage(size_t bytes);
+  explicit Storage(size_t bytes);  // a heap buffer of its own
+  Storage() = default;             // no memory yet: a tape slot's, bound to its arena each step
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   void* data = nullptr;
   size_t capacity = 0;
+  bool owned = false;  // data is a heap buffer this storage frees
 };
 
 class Tensor {
@@ -72,6 +77,9 @@ class Tensor {
   static Tensor full(const Shape& shape, DType dtype, double value);
   static Tensor from(const Shape& shape, DType dtype, const std::vector<double>& values);
   static Tensor scalar(double value, DType dtype) { return from(Shape{1}, dtype, {value}); }
+  // An empty tensor with a storage object of its own but no memory: a tape slot, which
+  // bind_to_arena() then points into the tape's arena without allocating.
+  static Tensor arena_slot();
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -114,6 +122,13 @@ class Tensor {
   // Gives this tensor `shape` and `dtype`, keeping its storage when it is large enough and no one
   // else holds it; otherwise allocates. The tape calls this to reuse memory between steps.
   void reshape_reuse(const Shape& shape, DType dtype);
+  // For tape slots: gives this tensor `shape` and `dtype` in memory taken from `arena`, keeping
+  // its storage object when no one else holds it (no allocation in a steady-state step).
+  void bind_to_arena(Arena& arena, const Shape& shape, DType dtype);
+  // For tape slots, before their arena is rewound: if someone besides this tensor still holds its
+  // arena memory (a value kept past the step), the holders get a heap copy of their own and this
+  // tensor lets go of it; otherwise it keeps its storage object for the next step.
+  void release_arena_memory();
   long storage_users() const { return storage_.use_count(); }
   bool shares_storage_with(const Tensor& o) const { return storage_ == o.storage_; }
 

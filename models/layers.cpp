@@ -262,6 +262,10 @@ int64_t RetiringRows::begin_step(int64_t t, std::span<Var* const> fields) {
   fields_ = fields.size();
   if (!started_) {
     started_ = true;
+    // Room for the most pieces there can be (each row retires once), so that a batch with more
+    // distinct lengths than any before does not allocate here.
+    pieces_->reserve(fields.size() * size_t(batch_));
+    joined_->reserve(size_t(batch_) + 1);
     if (sorted_) {
       const Var to_order = index(*order_);
       for (Var* f : fields) *f = gather_rows(*f, to_order);

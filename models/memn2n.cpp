@@ -186,8 +186,10 @@ ForwardResult MemN2N::forward(Tape& tape, const Batch& batch, const ForwardOptio
              dtype_name(t->dtype()));
   build_bags(story, time, query);
 
-  std::vector<Var> tables;
-  tables.reserve(tables_.size());
+  // The tape's scratch keeps its capacity: no allocation in a steady-state step.
+  static const char kTables = 0;
+  std::vector<Var>& tables = tape.var_scratch(&kTables);
+  tables.clear();
   for (Parameter* p : tables_) tables.push_back(tape.param(*p));
   const Var count_mem = tape.input(count_mem_), count_q = tape.input(count_query_);
   Var pos_mem, pos_q, alpha;

@@ -1,5 +1,7 @@
 #include "models/model_check.hpp"
 
+#include <cmath>
+
 namespace memgrad {
 
 std::vector<CheckVariant> check_variants(const ModelInfo& m) {
@@ -15,6 +17,66 @@ std::vector<CheckVariant> check_variants(const ModelInfo& m) {
     variants.push_back(std::move(v));
   }
   return variants;
+}
+
+namespace {
+
+double norm_of_difference(const Tensor& a, const Tensor& b) {
+  double s = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) s += (a.at(i) - b.at(i)) * (a.at(i) - b.at(i));
+  return std::sqrt(s);
+}
+
+// One forward and backward; the parameters' gradients are left in Parameter::grad.
+double loss_and_gradients(Model& model, const Batch& batch) {
+  model.params().zero_grad();
+  Tape tape;
+  const Var loss = model.forward(tape, batch, ForwardOptions{}).loss;
+  tape.backward(loss);
+  return loss.value().at(0);
+}
+
+}  // namespace
+
+// The bounds. float32's unit roundoff is u = 6e-8. The loss is one pass of a few hundred rounded
+// operations whose errors mostly average out: it differed by 1.4u at most (8.5e-8, wlas's authors
+// variant); kFloat32LossRtol = 1e-6 is 12 times that, and far below what an approximate exp or
+// tanh kernel wrong in the fourth digit would show. A gradient is a longer chain (the backward of
+// every step of up to 12 steps): 73u (4.4e-6) relative to its norm at most in every tensor whose
+// gradient is not a small difference of large terms. Where it is (wlas's attention queries, whose
+// gradients are 1e-6 while the terms they are summed from are 100 times larger), float32 errs in
+// proportion to the terms: up to 4.6e-5 of the norm. kFloat32GradRtol = 1e-3 is 20 times that
+// worst case; a wrong SIMD lane or kernel errs by far more.
+Float32Comparison compare_float32(const ModelInfo& m, CheckVariant& v,
+                                  const std::function<void(ParameterSet&)>& tamper) {
+  ParameterSet& p64 = v.model->params();
+  std::unique_ptr<Model> model32 = m.create(v.model->config(), DType::f32, 7);
+  ParameterSet& p32 = model32->params();
+  MG_CHECK(p32.size() == p64.size(), v.label, ": float32 model has ", p32.size(),
+           " parameters, float64 ", p64.size());
+  for (size_t i = 0; i < p64.size(); ++i) {
+    p32[i].value.copy_from(p64[i].value);  // rounded to float32 ...
+    p64[i].value.copy_from(p32[i].value);  // ... and float64 takes the same values
+  }
+  Batch batch32;
+  for (const auto& [name, t] : v.batch.fields())
+    batch32.field(name, t.shape(), DType::f32).copy_from(t);
+  batch32.size = v.batch.size;
+
+  Float32Comparison c;
+  const double l64 = loss_and_gradients(*v.model, v.batch);
+  const double l32 = loss_and_gradients(*model32, batch32);
+  if (tamper) tamper(p32);
+  c.loss_rel_err = std::fabs(l32 - l64) / std::fabs(l64);
+  c.passed = c.loss_rel_err <= kFloat32LossRtol;
+  for (size_t i = 0; i < p64.size(); ++i) {
+    c.params.push_back(p64[i].name);
+    const Tensor zero = Tensor::zeros(p64[i].grad.shape(), DType::f64);
+    c.grad_rel_err.push_back(norm_of_difference(p32[i].grad, p64[i].grad) /
+                             norm_of_difference(p64[i].grad, zero));
+    c.passed = c.passed && c.grad_rel_err.back() <= kFloat32GradRtol;
+  }
+  return c;
 }
 
 GradCheckOptions model_check_options() {

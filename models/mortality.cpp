@@ -6,7 +6,7 @@
 namespace memgrad::mortality {
 
 nlohmann::json task_dims() {
-  return {{"input_size", 82}, {"feature_size", 1562}, {"output_size", 1}, {"steps", 48}};
+  return {{"input_size", 82}, {"feature_size", 230}, {"output_size", 1}, {"steps", 48}};
 }
 
 Var input(Tape& tape, const Batch& batch, const std::string& model, const std::string& name,

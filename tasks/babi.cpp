@@ -376,7 +376,12 @@ void fill_batch(const Data& data, const std::vector<Example>& examples,
   Tensor& mask = batch.field("memory_mask", Shape{b, m}, dtype);
   Tensor& query = batch.field("query", Shape{b, j}, dtype);
   Tensor& answer = batch.field("answer", Shape{b}, dtype);
-  std::vector<int64_t> perm, times;
+  // Scratch reused across calls (per thread), with room for the most a story of m statements can
+  // need (its positions spread over up to ceil(random_time n) blanks), so that once a batch of the
+  // longest stories has been made, none allocates here.
+  thread_local std::vector<int64_t> perm, times;
+  perm.reserve(size_t(m + int64_t(std::ceil(random_time * double(m)))));
+  times.reserve(size_t(m));
   for (int64_t s = 0; s < b; ++s) {
     const Example& e = examples[size_t(indices[size_t(s)])];
     const int64_t n = e.count;
@@ -475,6 +480,15 @@ class BabiTask : public Task {
     indices_.resize(size_t(batch_size));
     for (auto& i : indices_) i = int64_t(rng.below(data_.train.size()));
     babi::fill_batch(data_, data_.train, indices_, &rng, random_time_, dtype, batch);
+  }
+  // Every row the training question with the most memories: sampling with replacement can draw
+  // it batch_size times, and a batch's shapes are set by its longest story.
+  void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) override {
+    const auto longest = std::max_element(
+        data_.train.begin(), data_.train.end(),
+        [](const babi::Example& a, const babi::Example& b) { return a.count < b.count; });
+    indices_.assign(size_t(batch_size), int64_t(longest - data_.train.begin()));
+    babi::fill_batch(data_, data_.train, indices_, nullptr, random_time_, dtype, batch);
   }
   int64_t validation_batches(int64_t batch_size) const override {
     return (int64_t(data_.valid.size()) + batch_size - 1) / batch_size;

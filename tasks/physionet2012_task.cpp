@@ -26,7 +26,7 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/physionet-challen
                                   {"test_fraction", 0.1},
                                   {"split_seed", 1},
                                   {"time_since_last", false},
-                                  {"features", "harutyunyan"},
+                                  {"features", "summary"},
                                   {"bootstrap_resamples", 1000},
                                   {"bootstrap_seed", 1},
                                   {"seed", 1}};
@@ -215,9 +215,12 @@ class PhysionetTask : public Task {
     for (int d = 0; d < physionet::kNumDescriptors; ++d) {
       const double v = r.descriptor[size_t(d)];
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%s %s", desc.empty() ? "" : ", ",
-                    physionet::kDescriptors[size_t(d)].name,
-                    std::isnan(v) ? "?" : std::to_string(v).substr(0, 5).c_str());
+      const char* sep = desc.empty() ? "" : ", ";
+      const char* name = physionet::kDescriptors[size_t(d)].name;
+      if (std::isnan(v))
+        std::snprintf(buf, sizeof buf, "%s%s ?", sep, name);
+      else
+        std::snprintf(buf, sizeof buf, "%s%s %g", sep, name, v);
       desc += buf;
     }
     lines.emplace_back("descriptors", desc);

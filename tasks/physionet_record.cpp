@@ -190,7 +190,7 @@ Record parse_record(std::string_view text, const std::string& source, int64_t ex
   Record rec;
   rec.source = source;
   rec.descriptor.fill(NAN);
-  std::array<bool, kNumDescriptors> seen_descriptor{};
+  std::array<bool, kNumDescriptors> seen_descriptor{}, out_of_range{};
   bool seen_id = false;
   std::vector<std::string_view> f;
   std::array<int64_t, kNumSeries> last_minute;  // of the variable's latest valid value
@@ -241,6 +241,7 @@ Record parse_record(std::string_view text, const std::string& source, int64_t ex
       if (value == -1) return;                           // missing; counted below
       if (value < v.lo || value > v.hi || (coded && value != std::floor(value))) {
         ++quirks.descriptor_out_of_range[size_t(d)];
+        out_of_range[size_t(d)] = true;
         return;
       }
       rec.descriptor[size_t(d)] = value;
@@ -266,7 +267,8 @@ Record parse_record(std::string_view text, const std::string& source, int64_t ex
   MG_CHECK(seen_id, source, ": no RecordID line (every record starts with its descriptors)");
   ++quirks.records;
   for (int d = 0; d < kNumDescriptors; ++d)
-    if (std::isnan(rec.descriptor[size_t(d)])) ++quirks.descriptor_missing[size_t(d)];
+    if (std::isnan(rec.descriptor[size_t(d)]) && !out_of_range[size_t(d)])
+      ++quirks.descriptor_missing[size_t(d)];
   for (int s = 0; s < kNumSeries; ++s)
     if (!observed[size_t(s)]) ++quirks.never_observed[size_t(s)];
   if (rec.observations.empty()) ++quirks.records_without_series;

@@ -70,7 +70,7 @@ struct Quirks {
   std::array<int64_t, kNumSeries> missing_marker{};  // series values of -1, dropped
   std::array<int64_t, kNumSeries> out_of_range{};    // impossible series values, dropped
   std::array<int64_t, kNumSeries> never_observed{};  // records with no valid value of the variable
-  std::array<int64_t, kNumDescriptors> descriptor_missing{};       // -1 or no line
+  std::array<int64_t, kNumDescriptors> descriptor_missing{};       // -1 or no line (not range)
   std::array<int64_t, kNumDescriptors> descriptor_out_of_range{};  // made missing
   int64_t duplicate_times = 0;  // a second value of a variable at the same minute of a record
   int64_t records_without_series = 0;  // no valid series value at all

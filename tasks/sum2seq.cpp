@@ -43,23 +43,13 @@ void write_sample(const Fields& f, int64_t s, std::span<const int> a, std::span<
   }
 }
 
-}  // namespace
-
-void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch,
-                bool one_length) {
-  const int lmax = f.lmax;
-  MG_CHECK(size >= 1, "sum2seq: batch size must be at least 1, got ", size);
-  MG_CHECK(lmax >= 1, "sum2seq: Lmax must be at least 1, got ", lmax);
-  // Scratch reused across calls (per thread), so a steady-state step allocates nothing here.
-  thread_local std::vector<int> lengths, a, b;
-  lengths.resize(static_cast<size_t>(size));
-  int longest = 1;
-  const int shared = one_length ? 1 + int(rng.below(uint64_t(lmax))) : 0;
-  for (auto& l : lengths) {
-    l = one_length ? shared : 1 + int(rng.below(uint64_t(lmax)));
-    longest = std::max(longest, l);
-  }
+// Samples of the given lengths (the longest of them `longest`), numbers drawn from rng.
+void fill_batch(Rng& rng, std::span<const int> lengths, int longest, const Format& f, DType dtype,
+                Batch& batch) {
+  const int64_t size = int64_t(lengths.size());
   const Fields fields = make_fields(size, longest, f.end_marker, dtype, batch);
+  // Scratch reused across calls (per thread), so a steady-state step allocates nothing here.
+  thread_local std::vector<int> a, b;
   a.resize(static_cast<size_t>(longest));
   b.resize(static_cast<size_t>(longest));
   for (int64_t s = 0; s < size; ++s) {
@@ -70,6 +60,34 @@ void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& bat
                  std::span<const int>(b.data(), size_t(len)), f.end_marker);
   }
   batch.size = size;
+}
+
+}  // namespace
+
+void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch,
+                bool one_length) {
+  const int lmax = f.lmax;
+  MG_CHECK(size >= 1, "sum2seq: batch size must be at least 1, got ", size);
+  MG_CHECK(lmax >= 1, "sum2seq: Lmax must be at least 1, got ", lmax);
+  // Scratch reused across calls (per thread), so a steady-state step allocates nothing here.
+  thread_local std::vector<int> lengths;
+  lengths.resize(static_cast<size_t>(size));
+  int longest = 1;
+  const int shared = one_length ? 1 + int(rng.below(uint64_t(lmax))) : 0;
+  for (auto& l : lengths) {
+    l = one_length ? shared : 1 + int(rng.below(uint64_t(lmax)));
+    longest = std::max(longest, l);
+  }
+  fill_batch(rng, lengths, longest, f, dtype, batch);
+}
+
+void longest_batch(int64_t size, const Format& f, DType dtype, Batch& batch) {
+  MG_CHECK(size >= 1, "sum2seq: batch size must be at least 1, got ", size);
+  MG_CHECK(f.lmax >= 1, "sum2seq: Lmax must be at least 1, got ", f.lmax);
+  thread_local std::vector<int> lengths;
+  lengths.assign(static_cast<size_t>(size), f.lmax);
+  Rng rng(0, 1);  // the numbers do not matter here, only the shapes
+  fill_batch(rng, lengths, f.lmax, f, dtype, batch);
 }
 
 void sample_batch(std::span<const int> x1, std::span<const int> x2, const Format& f, DType dtype,

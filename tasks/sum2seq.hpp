@@ -43,6 +43,10 @@ struct Format {
 void make_batch(Rng& rng, int64_t size, const Format& f, DType dtype, Batch& batch,
                 bool one_length = false);
 
+// `size` samples all of length f.lmax: no training batch is longer, or has more rows stepping at
+// any position (Task::largest_train_batch).
+void longest_batch(int64_t size, const Format& f, DType dtype, Batch& batch);
+
 // A batch of one sample from its two views, laid out as make_batch lays it out. The views must
 // have the same length L >= 1 and numbers in [1, 50]; an Error says what is wrong otherwise.
 void sample_batch(std::span<const int> x1, std::span<const int> x2, const Format& f, DType dtype,

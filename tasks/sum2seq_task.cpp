@@ -60,6 +60,9 @@ class Sum2SeqTask : public Task {
   void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
     sum2seq::train_batch(seed_, step, batch_size, format_, dtype, batch);
   }
+  void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) override {
+    sum2seq::longest_batch(batch_size, format_, dtype, batch);
+  }
 
   nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
     nlohmann::json per_sample = nlohmann::json::object(), pooled = nlohmann::json::object();

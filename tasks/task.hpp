@@ -31,6 +31,14 @@ class Task {
   virtual int64_t steps_per_epoch(int64_t batch_size) const = 0;
   // Fills `batch` with the training batch of `step` (a pure function of the seed and step).
   virtual void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) = 0;
+  // A batch as large as any train_batch() can be, in every field's shape and in the work a model
+  // does on it (sum2seq: every sample at the longest length). The trainer runs it forward and
+  // backward once before its first step, so that its tapes' memory is sized for the largest step
+  // and later steps allocate nothing. By default, the batch of step 0: for tasks whose batches all
+  // have the same shapes.
+  virtual void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) {
+    train_batch(0, batch_size, dtype, batch);
+  }
   // Validation loss batches (may be empty): callers sum the model's loss over them.
   virtual int64_t validation_batches(int64_t batch_size) const { return 0 * batch_size; }
   virtual void validation_batch(int64_t index, int64_t batch_size, DType dtype, Batch& batch) {

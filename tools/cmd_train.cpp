@@ -189,6 +189,7 @@ int cmd_train(const Words& words) {
   }
   for (const std::string& note : notes) std::fprintf(stderr, "memgrad train: %s\n", note.c_str());
   BestEpoch best(dir, trainer);
+  if (log.best_epoch) best.resume(*log.best_epoch);
   nlohmann::json config_json = trainer.config().to_json();
   config_json["intervals"] = {{"log_every", flags["log_every"]},
                               {"checkpoint_every", flags["checkpoint_every"]},
@@ -223,7 +224,7 @@ int cmd_train(const Words& words) {
     ++log.lines;
   };
   StepTiming last;
-  nlohmann::json metrics;  // the test metrics at the end, when the last step evaluated them
+  nlohmann::json metrics;  // the last step's test metrics, when an eval was due there
   for (int64_t step = start; step < total; ++step) {
     const StepTiming t = last = trainer.train_step(step);
     MG_CHECK(std::isfinite(t.loss) && std::isfinite(t.grad_norm), "training diverged: loss ",
@@ -256,7 +257,8 @@ int cmd_train(const Words& words) {
     }
     if (done % ckpt_every == 0 || done == total || g_interrupted) {
       dir.sync_log();  // the lines the checkpoint counts are on disk before it is
-      trainer.save_checkpoint(dir.checkpoint(), done, log);
+      log.best_epoch = best.record();
+      trainer.save_checkpoint(dir.checkpoint(), done, &log);
     }
     if (const int signal = g_interrupted) {
       progress.finish();
@@ -272,8 +274,8 @@ int cmd_train(const Words& words) {
   // checkpoint does not count it, so a resume that trains on replaces it by the interval's line.
   if (start < total && total % log_every != 0) dir.append_log(loss_line(total - 1, last));
   progress.finish();
-  // A selecting task's metrics are the best epoch's parameters'; otherwise the last step's
-  // (evaluated above when the evaluation interval ends on it).
+  // The metrics of the best epoch's parameters when the task selects one, else of the last
+  // step's (already evaluated when an eval was due there).
   const nlohmann::json selected = best.restore();
   if (!selected.is_null() || metrics.is_null()) metrics = trainer.evaluate();
   if (!selected.is_null()) metrics["selected"] = selected;

@@ -3,18 +3,34 @@
 
 #include <filesystem>
 
+#include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
 
 namespace memgrad::cli {
+
+namespace {
+void check_record(const nlohmann::json& j, const std::string& source) {
+  MG_CHECK(j.is_object() && j.contains("value") && j["value"].is_number() && j.contains("epoch"),
+           source, ": not a best-epoch record (expected epoch, step, metric, value)");
+}
+}  // namespace
 
 BestEpoch::BestEpoch(const RunDir& dir, Trainer& trainer)
     : dir_(dir), trainer_(trainer), metric_(trainer.task().selection_metric()) {
   if (!active() || !std::filesystem::exists(dir_.best_info())) return;
   nlohmann::json j = dir_.read_json(dir_.best_info());
-  MG_CHECK(j.is_object() && j.contains("value") && j["value"].is_number() && j.contains("epoch"),
-           dir_.best_info(), ": not a best-epoch record (expected epoch, step, metric, value)");
+  check_record(j, dir_.best_info());
   MG_CHECK(std::filesystem::exists(dir_.best()), dir_.best_info(), " has no ", dir_.best());
   best_ = j;
+}
+
+void BestEpoch::resume(const nlohmann::json& record) {
+  if (record.is_null()) {
+    best_.reset();
+    return;
+  }
+  check_record(record, dir_.checkpoint() + " (metadata 'best_epoch')");
+  best_ = record;
 }
 
 nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
@@ -23,7 +39,7 @@ nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
   if (!score) return {{metric_, nullptr}, {"best", false}};
   const bool better = !best_ || *score > (*best_)["value"].get<double>();
   if (better) {
-    trainer_.save_checkpoint(dir_.best(), next_step, LogState{});  // parameters only are read back
+    trainer_.save_checkpoint(dir_.best(), next_step);  // parameters only: never resumed from
     best_ = nlohmann::json{
         {"epoch", epoch}, {"step", next_step}, {"metric", metric_}, {"value", *score}};
     dir_.write_json(dir_.best_info(), *best_);
@@ -33,6 +49,14 @@ nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
 
 nlohmann::json BestEpoch::restore() {
   if (!best_) return nullptr;
+  // A kill after a later best epoch, then a resume that stopped before redoing it, leaves in
+  // best.safetensors the parameters of an epoch this run's record has not reached.
+  const std::string step = (*best_)["step"].dump();
+  const std::string saved = load_safetensors(dir_.best()).metadata["next_step"];
+  MG_CHECK(saved == step, dir_.best(), ": holds the parameters of step ", saved,
+           ", not those of the best epoch so far (", (*best_)["epoch"].dump(), ", step ", step,
+           "): a later best epoch was saved before the run was killed; resume it past step ", saved,
+           " to select again");
   trainer_.load_parameters_from(dir_.best());
   return *best_;
 }

@@ -29,6 +29,11 @@ class BestEpoch {
   nlohmann::json restore();
   // Removes a run's best.* files (a run started again with --overwrite).
   static void remove(const RunDir& dir);
+  // The best epoch's record so far (null: none), saved in each checkpoint; a resumed run takes
+  // its checkpoint's back, since best.json may be newer than the checkpoint (written at an epoch
+  // after it, before a kill) and would then judge the epochs the resume redoes.
+  nlohmann::json record() const { return best_ ? *best_ : nlohmann::json(nullptr); }
+  void resume(const nlohmann::json& record);
 
  private:
   const RunDir& dir_;

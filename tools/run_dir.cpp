@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "engine/checkpoint.hpp"
@@ -88,8 +90,12 @@ int64_t RunDir::resume_log(int64_t step, int64_t lines, std::vector<std::string>
                       quote(line) + " (a write cut short by a kill or power loss)");
       break;
     }
-    MG_CHECK(j.is_object() && j.contains("step") && j["step"].is_number_integer(), log(), ":",
-             number,
+    // A step that is not a whole number in int64's range (a string, 1e300, 2^64 - 1) is refused.
+    const bool whole_step =
+        j.is_object() && j.contains("step") && j["step"].is_number_integer() &&
+        !(j["step"].is_number_unsigned() &&
+          j["step"].get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()));
+    MG_CHECK(whole_step, log(), ":", number,
              ": not a log line (a JSON object with a whole-number \"step\"): ", quote(line));
     good.push_back({line, j["step"].get<int64_t>()});
   }
@@ -110,7 +116,7 @@ int64_t RunDir::resume_log(int64_t step, int64_t lines, std::vector<std::string>
 
 std::vector<std::string> RunDir::remove_stale_temporaries() const {
   std::vector<std::string> notes;
-  for (const std::string& file : {config(), log(), checkpoint(), metrics()})
+  for (const std::string& file : {config(), log(), checkpoint(), metrics(), best(), best_info()})
     for (const std::string& removed : memgrad::remove_stale_temporaries(file))
       notes.push_back("removed " + removed + ", left by a write whose process was killed");
   return notes;

@@ -1,5 +1,6 @@
 // The run directory of `memgrad train`: config.json, log.jsonl, checkpoint.safetensors and
-// metrics.json (and best.safetensors, best.json for tasks that select the best epoch). Every file but the append-only log is replaced atomically.
+// metrics.json (and best.safetensors, best.json for tasks that select the best epoch). Every file
+// but the append-only log is replaced atomically.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -351,25 +351,37 @@ StepTiming Trainer::forward_backward_shards(int64_t step, Clock::time_point t0) 
   return timing;
 }
 
-StepTiming Trainer::train_step(int64_t step) {
+StepTiming Trainer::forward_backward(int64_t step, Clock::time_point t0) {
+  if (shards_ > 1) return forward_backward_shards(step, t0);
   StepTiming timing;
+  tape_.set_step(uint64_t(step));
+  ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
+  timing.loss = out.loss.value().at(0);
+  timing.forward_ms = ms_since(t0);
+  t0 = Clock::now();
+  tape_.backward(out.loss);
+  timing.backward_ms = ms_since(t0);
+  return timing;
+}
+
+void Trainer::reserve_memory(int64_t step) {
+  for (int64_t s = 0; s < shards_; ++s) shard_tape(s).reset();
+  task_->largest_train_batch(batch_, config_.dtype, batch_data_);
+  forward_backward(step, Clock::now());
+  for (int64_t s = 0; s < shards_; ++s) shard_tape(s).make_room(2);
+  for (size_t i = 0; i < model_->params().size(); ++i) model_->params()[i].grad.zero();
+  memory_reserved_ = true;
+}
+
+StepTiming Trainer::train_step(int64_t step) {
+  if (!memory_reserved_) reserve_memory(step);
   ParameterSet& params = model_->params();
   auto t0 = Clock::now();
   // Reset first: a tape's input leaves share the batch buffers, which are refilled in place only
   // when no one else holds them.
   for (int64_t s = 0; s < shards_; ++s) shard_tape(s).reset();
   task_->train_batch(step, batch_, config_.dtype, batch_data_);
-  if (shards_ > 1) {
-    timing = forward_backward_shards(step, t0);
-  } else {
-    tape_.set_step(uint64_t(step));
-    ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
-    timing.loss = out.loss.value().at(0);
-    timing.forward_ms = ms_since(t0);
-    t0 = Clock::now();
-    tape_.backward(out.loss);
-    timing.backward_ms = ms_since(t0);
-  }
+  StepTiming timing = forward_backward(step, t0);
   t0 = Clock::now();
   const nlohmann::json& tr = config_.train;
   if (const double per = tr.at("clip_norm_per_param").get<double>(); per > 0) {
@@ -457,8 +469,13 @@ std::string non_finite(const Tensor& t, const std::string& name) {
 
 namespace {
 
-// The format tag of the checkpoints this memgrad writes. 2 added the tensor checksums and the log
-// state; 1 (without them) still loads, with a warning.
+// A checkpoint is a safetensors file (engine/checkpoint.hpp) of the tensors "param/<parameter>"
+// and "optim/<optimizer state>", with the metadata format, next_step (the first step a resume
+// trains), optimizer_steps (the updates made, equal to next_step), model_state (JSON: the model's
+// schedule), run_config (JSON: the run's settings, as in config.json) and log_lines, loss_sum,
+// loss_count, best_epoch (LogState; not in a file of parameters only, best.safetensors). The format
+// tag of the checkpoints this memgrad writes: 2 added the checksums and the log state; 1 (without
+// them) still loads, with a warning.
 const std::string kCheckpointFormat = "memgrad-checkpoint-2";
 const std::string kCheckpointFormat1 = "memgrad-checkpoint-1";
 
@@ -566,7 +583,7 @@ void check_same_run(const RunConfig& run, const TensorFile& file, const std::str
 }  // namespace
 
 void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
-                              const LogState& log) const {
+                              const LogState* log) const {
   // A finite loss can still come with an update that overflows (a huge learning rate): such
   // parameters are not saved over the last good checkpoint.
   for (size_t i = 0; i < model_->params().size(); ++i) {
@@ -583,24 +600,19 @@ void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
   file.metadata["optimizer_steps"] = std::to_string(optimizer_->steps());
   file.metadata["model_state"] = model_->training_state().dump();
   file.metadata["run_config"] = config_.to_json().dump();
-  file.metadata["log_lines"] = std::to_string(log.lines);
-  file.metadata["loss_sum"] = exact_text(log.loss_sum);
-  file.metadata["loss_count"] = std::to_string(log.loss_count);
+  if (log) {
+    file.metadata["log_lines"] = std::to_string(log->lines);
+    file.metadata["loss_sum"] = exact_text(log->loss_sum);
+    file.metadata["loss_count"] = std::to_string(log->loss_count);
+    file.metadata["best_epoch"] = log->best_epoch.value_or(nullptr).dump();
+  }
   save_safetensors(path, file);
 }
 
 int64_t Trainer::load_checkpoint(const std::string& path, LogState* log) {
   const TensorFile file = open_checkpoint(path);
   check_same_run(config_, file, path);
-  load_parameters(file, model_->params(), "param/", path);
-  for (auto& [name, t] : optimizer_->state()) {
-    const Tensor* saved = file.find("optim/" + name);
-    MG_CHECK(saved && saved->shape() == t->shape() && saved->dtype() == t->dtype(), path,
-             ": optimizer state 'optim/", name, "' missing or of the wrong shape");
-    const std::string bad = non_finite(*saved, "optim/" + name);
-    MG_CHECK(bad.empty(), path, ": optimizer state ", bad, " (it must be finite)");
-    t->copy_from(*saved);
-  }
+  // The metadata and the optimizer state are checked before anything of the trainer changes.
   const int64_t next_step = metadata_count(file, "next_step", path);
   const int64_t optimizer_steps = metadata_count(file, "optimizer_steps", path);
   // Every training step is one update: a difference means the metadata were edited.
@@ -611,9 +623,19 @@ int64_t Trainer::load_checkpoint(const std::string& path, LogState* log) {
     saved_log.lines = metadata_count(file, "log_lines", path);
     saved_log.loss_sum = metadata_number(file, "loss_sum", path);
     saved_log.loss_count = metadata_count(file, "loss_count", path);
+    saved_log.best_epoch = metadata_json(file, "best_epoch", path);
   }
-  optimizer_->set_steps(optimizer_steps);
   const nlohmann::json model_state = metadata_json(file, "model_state", path);
+  for (auto& [name, t] : optimizer_->state()) {
+    const Tensor* saved = file.find("optim/" + name);
+    MG_CHECK(saved && saved->shape() == t->shape() && saved->dtype() == t->dtype(), path,
+             ": optimizer state 'optim/", name, "' missing or of the wrong shape");
+    const std::string bad = non_finite(*saved, "optim/" + name);
+    MG_CHECK(bad.empty(), path, ": optimizer state ", bad, " (it must be finite)");
+  }
+  load_parameters(file, model_->params(), "param/", path);
+  for (auto& [name, t] : optimizer_->state()) t->copy_from(*file.find("optim/" + name));
+  optimizer_->set_steps(optimizer_steps);
   try {
     model_->set_training_state(model_state);
   } catch (const nlohmann::json::exception& e) {

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +40,10 @@ struct LogState {
   int64_t lines = -1;      // lines the run had written (-1: unknown, a memgrad-checkpoint-1)
   double loss_sum = 0;     // losses of the steps since the last loss line, summed in step order
   int64_t loss_count = 0;  // and how many
+  // Model selection (tools/model_selection.hpp): the best epoch's record so far, which decides
+  // the "best" field of the next epoch lines (null: none yet, or the task does not select;
+  // nullopt: not recorded, a memgrad-checkpoint-1).
+  std::optional<nlohmann::json> best_epoch;
 };
 
 struct StepTiming {
@@ -56,6 +60,7 @@ class Trainer {
   // forward and backward on its own tape, concurrently when threads allow; the shards' losses are
   // weighted by their share of the loss's terms (ForwardResult::loss_terms), so the loss and the
   // gradient are the full batch's up to rounding. Results depend on S, never on the thread count.
+  // The first call also runs reserve_memory() (no update: results are the same without it).
   StepTiming train_step(int64_t step);
   // Mean model loss over the task's validation batches (NaN when the task has none).
   double validation_loss();
@@ -70,7 +75,10 @@ class Trainer {
   std::string end_epoch(int64_t epoch);
   double current_lr(int64_t step) const;
 
-  void save_checkpoint(const std::string& path, int64_t next_step, const LogState& log) const;
+  // `log`: where the run's log stood, for a checkpoint to resume from; null for a file of
+  // parameters that is never resumed from (best.safetensors).
+  void save_checkpoint(const std::string& path, int64_t next_step,
+                       const LogState* log = nullptr) const;
   // Restores parameters, optimizer state and the model's schedule; returns the next step and
   // fills `log`. The checkpoint's run settings must be this run's (but for its length and data
   // folder): an Error names the first that differs.
@@ -105,7 +113,14 @@ class Trainer {
   std::vector<Tensor> shard_upstream_;
   Tape& shard_tape(int64_t s) { return s == 0 ? tape_ : shard_tapes_[size_t(s - 1)]; }
   void split_batch();
+  StepTiming forward_backward(int64_t step, std::chrono::steady_clock::time_point t0);
   StepTiming forward_backward_shards(int64_t step, std::chrono::steady_clock::time_point t0);
+  // Before the first step: forward and backward on the task's largest batch
+  // (Task::largest_train_batch), gradients zeroed, no update, so that the tapes' arenas and the
+  // batch buffers are sized for the largest step, and node slots for twice its nodes
+  // (Tape::make_room): no later step allocates.
+  void reserve_memory(int64_t step);
+  bool memory_reserved_ = false;
   int64_t batch_;
   std::string dims_changed_;  // model sizes the task gives otherwise than the run's config
   int64_t steps_per_epoch_;

@@ -8,8 +8,10 @@
 
 #include "engine/alloc_counter.hpp"
 #include "engine/gradcheck.hpp"
+#include "engine/rng.hpp"
 #include "engine/tape.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/linalg.hpp"
 #include "ops/reduce.hpp"
 #include "ops/shape.hpp"
 
@@ -228,6 +230,53 @@ TEST_CASE("a tape value held by the caller is not overwritten by the next step")
   tape.reset();
   scale(tape.input(one), 5.0);
   CHECK(kept.at(0) == doctest::Approx(2.0));
+}
+
+TEST_CASE("a tape value held past the tape's destruction keeps its values") {
+  Tensor kept;
+  {
+    Tape tape;
+    Var y = scale(tape.input(Tensor::full(Shape{3}, DType::f64, 1.0)), 4.0);
+    kept = y.value();
+  }
+  Tape other;  // reuses the freed memory, most likely
+  scale(other.input(Tensor::full(Shape{3}, DType::f64, 1.0)), -7.0);
+  CHECK(kept.to_vector() == std::vector<double>(3, 4.0));
+}
+
+TEST_CASE("nodes that change places between steps do not allocate once the bytes fit") {
+  // With varying lengths a step's nodes move: node i is a large product in one step and a small
+  // slice in the next. A step allocates only when it needs more bytes (or nodes) in all than the
+  // tape has held, however its shapes are arranged: here 30 steps of random arrangements after
+  // one step of the largest total.
+  Tape tape;
+  tape.set_move_grads(true);
+  const Tensor big = Tensor::full(Shape{64, 64}, DType::f32, 0.01);
+  const Tensor small = Tensor::full(Shape{4, 64}, DType::f32, 0.02);
+  Rng rng(3, 0);
+  auto step = [&](int n_big, int n_small) {
+    tape.reset();
+    Var acc = tape.input(small, true);
+    // The order of big and small products is random: the same node index holds either.
+    int left_big = n_big, left_small = n_small;
+    while (left_big + left_small > 0) {
+      const bool take_big = left_small == 0 || (left_big > 0 && rng.below(2) == 0);
+      Var x = tape.input(take_big ? big : small, true);
+      Var y = tanh(matmul(x, tape.input(big)));  // [rows, 64]
+      acc = add(acc, slice(y, 0, 0, 4));
+      (take_big ? left_big : left_small) -= 1;
+    }
+    tape.backward(sum(acc));
+  };
+  step(8, 8);    // the largest step: 8 large products
+  tape.reset();  // joins the chunks the arena grew in that step into one
+  const uint64_t before = heap_allocations();
+  for (int i = 0; i < 30; ++i) {
+    const int n_big = int(rng.below(9));
+    step(n_big, 8 + int(rng.below(9)) - n_big);  // at most 8 large, at most 16 products in all
+  }
+  CHECK(heap_allocations() - before == 0);
+  CHECK(tape.arena_high_water() <= tape.arena_capacity());
 }
 
 TEST_CASE("shape errors name the op and the shapes") {

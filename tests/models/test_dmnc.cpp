@@ -582,12 +582,60 @@ TEST_CASE("missing or malformed batch fields are errors naming the model and the
   }
 }
 
+namespace {
+
+// Parameter counts from the architectures' formulas, at the DMNC paper's dimensions (embedding E,
+// hidden H, memory word W, R read heads; 101 output classes, the sums 0..100). An LSTM of input I
+// and hidden H has 4H(I + H + 1) parameters (W_x, W_h and b of its four gates), a linear layer
+// I*O + O, an embedding V*E. The DNC interface (Graves et al. 2016, Methods) has
+// W*R + 3W + 5R + 3 units: its read part RW + 4R (keys, strengths, three read modes per head) and
+// its write part 3W + R + 3 (key, erase, write vector; strength, free gates, allocation and write
+// gates), to which DMNC's cache adds a gate of W units.
+int64_t lstm_params(int64_t in, int64_t hidden) { return 4 * hidden * (in + hidden + 1); }
+int64_t linear_params(int64_t in, int64_t out) { return in * out + out; }
+
+int64_t paper_parameter_count(const std::string& model, bool sequence, int64_t vocab_in) {
+  const int64_t E = 64, H = 128, W = 64, R = 1, V = 101, A = 128;  // A: WLAS's attention size
+  const int64_t read = R * W + 4 * R, write = 3 * W + R + 3;
+  CHECK(read + write == W * R + 3 * W + 5 * R + 3);  // the DNC paper's interface size
+  // The decoder: hidden Hd, context C (read vectors, attention contexts). A sequence decoder embeds
+  // the previous output (V + 1 tokens with the start token) and steps an LSTM over [e; context];
+  // its output layer reads [h; context] (a set decoder's reads the same, once).
+  auto decoder = [&](int64_t Hd, int64_t C) {
+    return (sequence ? (V + 1) * E + lstm_params(E + C, Hd) : 0) + linear_params(Hd + C, V);
+  };
+  const int64_t embeddings = 2 * vocab_in * E;  // one input embedding per view
+  if (model == "dmnc-late")                     // two DNC encoders, each with its own read function
+    return embeddings +
+           2 * (lstm_params(E + R * W, H) + linear_params(H, write) + linear_params(H, read)) +
+           linear_params(H, read) + decoder(2 * H, 2 * R * W);
+  if (model == "dmnc-early")  // with the cache, and one read function for both encoders
+    return embeddings + 2 * (lstm_params(E + R * W, H) + linear_params(H, write + W)) +
+           linear_params(H, read) + linear_params(H, read) + decoder(2 * H, 2 * R * W);
+  if (model == "dnc")  // one DNC encoder reads both views
+    return embeddings + lstm_params(E + R * W, H) + linear_params(H, read + write) +
+           linear_params(H, read) + decoder(H, R * W);
+  if (model == "lstm") return embeddings + lstm_params(E, H) + decoder(H, 0);
+  if (model == "dual-lstm") return embeddings + 2 * lstm_params(E, H) + decoder(2 * H, 0);
+  if (model == "wlas") {  // per view an attention: W_k [H, A], W_q and b [2H, A], v [A, 1]
+    const int64_t attention = H * A + linear_params(2 * H, A) + A;
+    return embeddings + 2 * lstm_params(E, H) + 2 * attention + decoder(2 * H, 2 * H);
+  }
+  FAIL("no formula for model ", model);
+  return 0;
+}
+
+}  // namespace
+
 TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's dimensions") {
+  int counted = 0;
   for (const ModelInfo& m : all_models()) {
     if (std::find(std::begin(kModels), std::end(kModels), m.name) == std::end(kModels)) continue;
     INFO(cat(m.name));
     CHECK(m.default_config.at("embedding") == 64);
     CHECK(m.default_config.at("hidden") == 128);
+    CHECK(m.default_config.at("input_vocab") == 51);  // the numbers 1..50 and PAD
+    CHECK(m.default_config.at("output_vocab") == 101);
     CHECK(m.train_defaults.at("optimizer") == "adam");
     CHECK(m.train_defaults.at("clip_value") == 10);
     if (has_memory(m.name)) {
@@ -598,10 +646,19 @@ TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's d
     CHECK_THROWS_WITH_AS(m.create({{"hiden", 3}}, DType::f32, 1), doctest::Contains("hiden"),
                          Error);
     auto model = m.create(nlohmann::json::object(), DType::f32, 1);
-    MESSAGE(m.name, ": ", model->params().count(), " parameters at the paper's dimensions");
+    CHECK(model->params().count() == paper_parameter_count(m.name, true, 51));
     auto set = m.create({{"output", "set"}}, DType::f32, 1);
-    MESSAGE(m.name, " (set output): ", set->params().count(), " parameters");
+    CHECK(set->params().count() == paper_parameter_count(m.name, false, 51));
+    // sum2seq's input has an end marker (52 tokens): the count `memgrad bench` and the README
+    // give for its runs (dmnc-late: 851,897).
+    auto with_end_marker = m.create({{"input_vocab", 52}}, DType::f32, 1);
+    CHECK(with_end_marker->params().count() == paper_parameter_count(m.name, true, 52));
+    MESSAGE(m.name, ": ", model->params().count(), " parameters at the paper's dimensions (",
+            set->params().count(), " with set output)");
+    ++counted;
   }
+  CHECK(counted == int(std::size(kModels)));
+  CHECK(paper_parameter_count("dmnc-late", true, 52) == 851897);  // README, DMNC training step
 }
 
 TEST_CASE("dmnc: cache_gate_bias initialises the cache gate's bias block and nothing else") {

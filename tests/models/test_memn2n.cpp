@@ -67,6 +67,20 @@ Batch with_extra_slot(const Batch& in) {
 
 }  // namespace
 
+TEST_CASE("memn2n: parameter counts follow adjacent tying, (K + 1)(V + M) d") {
+  // Adjacent weight tying (Sukhbaatar et al. 2015, section 2.2): A^1 = B, A^{k+1} = C^k and
+  // W^T = C^K leave K + 1 embedding matrices; with temporal encoding each holds, besides the V
+  // words, the M time words (T_A and T_C tie like A and C). bAbI task 1 (V 20 with nil, M 10,
+  // d 20, K 3): 2,400, the figure `memgrad bench` and the README give.
+  auto count = [](const nlohmann::json& c) { return make(c, DType::f32)->params().count(); };
+  CHECK(count(nlohmann::json::object()) == (3 + 1) * (20 + 10) * 20);
+  CHECK(count(nlohmann::json::object()) == 2400);
+  // Joint training's dimensions (d 50, 50 memories), and bag of words without time words.
+  CHECK(count({{"vocab_size", 177}, {"memory_size", 50}, {"embedding_dim", 50}}) ==
+        (3 + 1) * (177 + 50) * 50);
+  CHECK(count({{"temporal_encoding", false}, {"hops", 2}}) == (2 + 1) * 20 * 20);
+}
+
 TEST_CASE("memn2n: output shapes and a summed loss") {
   auto model = make(tiny(false));
   const Batch batch = check_batch();

@@ -141,3 +141,41 @@ TEST_CASE("wlas dec.attention2.query.w: a 1% error fails, the unchanged gradient
   }
   CHECK(hidden_by_atol >= 3);
 }
+
+TEST_CASE("every registered model: float32 gives float64's loss and gradients up to rounding") {
+  // The training dtype's path (float32 kernels, SIMD exp/sigmoid/tanh) is never finite-difference
+  // checked; this holds it to the checked float64 path, variant by variant.
+  double worst_loss = 0, worst_grad = 0;
+  for (const ModelInfo& m : all_models()) {
+    for (CheckVariant& v : check_variants(m)) {
+      const Float32Comparison c = compare_float32(m, v);
+      INFO(v.label, ": loss relative error ", c.loss_rel_err);
+      CHECK(c.passed);
+      CHECK(c.loss_rel_err <= kFloat32LossRtol);
+      worst_loss = std::max(worst_loss, c.loss_rel_err);
+      REQUIRE(c.params.size() == v.model->params().size());
+      for (size_t i = 0; i < c.params.size(); ++i) {
+        INFO(c.params[i], ": gradient relative error ", c.grad_rel_err[i]);
+        CHECK(c.grad_rel_err[i] <= kFloat32GradRtol);
+        worst_grad = std::max(worst_grad, c.grad_rel_err[i]);
+      }
+    }
+  }
+  MESSAGE("float32 against float64: worst loss error ", worst_loss, ", worst gradient error ",
+          worst_grad);
+}
+
+TEST_CASE("the float32 comparison fails a 1% error in one float32 gradient") {
+  for (const ModelInfo& m : all_models()) {
+    std::vector<CheckVariant> variants = check_variants(m);
+    CheckVariant& v = variants.front();
+    const std::string target = v.model->params()[0].name;
+    const Float32Comparison c = compare_float32(m, v, [&](ParameterSet& p32) {
+      Tensor& g = p32.get(target).grad;
+      for (int64_t i = 0; i < g.numel(); ++i) g.set(i, 1.01 * g.at(i));
+    });
+    INFO(v.label, " ", target);
+    CHECK_FALSE(c.passed);
+    CHECK(c.grad_rel_err[0] == doctest::Approx(0.01).epsilon(0.01));
+  }
+}

@@ -3,7 +3,8 @@
 // lines (file:line errors), the 48:00 edge bin, features, a tar.gz built here (ustar bytes
 // written by the test, gzipped with zlib) and corrupt ones, splits, batches, evaluation with
 // bootstrap intervals and model selection. The counts of the real data are checked by
-// tests/data/test_physionet_real.cpp (skipped when ../shared/data is absent).
+// tests/tasks/test_physionet_real.cpp (ctest entry tasks_shared_data, skipped when ../shared/data
+// is absent).
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -29,19 +30,9 @@ using namespace memgrad::physionet;
 using memgrad::test::TempDir;
 using namespace memgrad::test::physionet;
 namespace fs = std::filesystem;
+using memgrad::test::error_of;
 
 namespace {
-
-// The message of the Error that fn throws ("" when it throws none).
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 LoadOptions small_options(const std::string& dir) {
   LoadOptions o;
@@ -99,6 +90,8 @@ TEST_CASE("physionet: a record's descriptors, series, missing markers and imposs
   CHECK(q2.descriptor_out_of_range[kGender] == 1);
   CHECK(q2.descriptor_out_of_range[kHeight] == 1);
   CHECK(q2.descriptor_missing[kWeightDescriptor] == 1);
+  CHECK(q2.descriptor_missing[kGender] == 0);  // counted as out of range, not as missing
+  CHECK(q2.descriptor_missing[kAge] == 0);
   CHECK(q2.records_without_series == 1);
   // CRLF line ends are read like LF.
   Quirks q3;
@@ -186,6 +179,7 @@ TEST_CASE("physionet: Harutyunyan and summary features of a hand-made series") {
   Quirks q;
   const Record r = parse_record(text, "r.txt", 11, q);
   LoadOptions o;
+  o.features = "harutyunyan";
   const std::vector<std::string> names = feature_names(o);
   REQUIRE(names.size() == 1562);
   std::vector<float> f(names.size());
@@ -379,13 +373,13 @@ TEST_CASE("physionet: a data folder with set-a/ and set-b.tar.gz: splits, inputs
   CHECK(d.input_names[size_t(kNumSeries + hr())] == "HR/mask");
 
   // Features: standardised over the training stays (mean 0), finite everywhere.
-  REQUIRE(d.feature_size == 1562);
+  REQUIRE(d.feature_size == 230);  // "summary", the default
   CHECK(
       std::all_of(d.features.begin(), d.features.end(), [](float v) { return std::isfinite(v); }));
   const auto age = size_t(std::find(d.feature_names.begin(), d.feature_names.end(), "Age") -
                           d.feature_names.begin());
   double age_mean = 0;
-  for (int64_t k : d.train) age_mean += d.features[size_t(k) * 1562 + age];
+  for (int64_t k : d.train) age_mean += d.features[size_t(k) * 230 + age];
   CHECK(age_mean / double(d.train.size()) == doctest::Approx(0).epsilon(1e-5));
 
   // time_since_last: 37 more inputs, 0 in an observed bin, growing after.
@@ -461,7 +455,7 @@ TEST_CASE("physionet: the task's batches, evaluation, selection and single stays
                                             {"bootstrap_resamples", 200}});
   const nlohmann::json dims = task->model_dims();
   CHECK(dims["input_size"] == 82);
-  CHECK(dims["feature_size"] == 1562);
+  CHECK(dims["feature_size"] == 230);
   CHECK(dims["output_size"] == 1);
   CHECK(dims["steps"] == 48);
   CHECK(task->steps_per_epoch(4) == 6);
@@ -472,7 +466,7 @@ TEST_CASE("physionet: the task's batches, evaluation, selection and single stays
   for (int64_t step = 0; step < 12; ++step) {
     task->train_batch(step, 4, DType::f32, b);
     CHECK(b.get("x").shape() == Shape({4, 48, 82}));
-    CHECK(b.get("features").shape() == Shape({4, 1562}));
+    CHECK(b.get("features").shape() == Shape({4, 230}));
     CHECK(b.get("y").shape() == Shape({4, 1}));
     for (int k = 0; k < 4; ++k) {
       const auto id = int64_t(b.get("record_id").at(k));

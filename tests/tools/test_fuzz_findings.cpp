@@ -67,20 +67,27 @@ TEST_CASE("fuzz finding: a safetensors shape whose element count overflows int64
 }
 
 TEST_CASE("fuzz finding: a log.jsonl step that is not a whole number") {
-  // fuzz_run_log: {"step":"x"} escaped RunDir::truncate_log as nlohmann's type_error (no file, no
-  // line); {"step":1e300} overflowed the conversion to int64 (UBSan). resume_log (main, issue 15
-  // item 10) replaced it; these inputs stay errors naming file and line.
+  // fuzz_run_log: {"step":"x"} escaped the log reader as nlohmann's type_error (no file, no
+  // line); {"step":1e300} overflowed the conversion to int64 (UBSan).
   TempDir dir;
   const cli::RunDir run{dir.path.string()};
   auto resume = [&](const std::string& text) {
     std::ofstream(run.log()) << text;
     std::vector<std::string> notes;
-    return error_of([&] { run.resume_log(2, -1, notes); });
+    return error_of([&] { run.resume_log(2, /*lines=*/-1, notes); });
   };
-  CHECK_HAS(resume("{\"step\":0}\n{\"step\":\"x\"}\n"), run.log() + ":2: not a log line");
-  CHECK_HAS(resume("{\"step\":1e300}\n"), run.log() + ":1: not a log line");
-  CHECK_HAS(resume("[1,2]\n"), run.log() + ":1: not a log line");
-  CHECK(resume("{\"step\":0}\n{\"step\":1}\n{\"step\":5}\n") == "(no error)");
+  const std::string bad = ": not a log line (a JSON object with a whole-number \"step\"): ";
+  CHECK(resume("{\"step\":0}\n{\"step\":\"x\"}\n") ==
+        run.log() + ":2" + bad + "'{\"step\":\"x\"}'");
+  CHECK(resume("{\"step\":1e300}\n") == run.log() + ":1" + bad + "'{\"step\":1e300}'");
+  CHECK(resume("[1,2]\n") == run.log() + ":1" + bad + "'[1,2]'");
+  CHECK(resume("{\"step\":18446744073709551615}\n") ==
+        run.log() + ":1" + bad + "'{\"step\":18446744073709551615}'");
+  // Whole steps are compared as numbers: the lines before step 2 are kept.
+  CHECK(resume("{\"step\":-1}\n{\"step\":1}\n{\"step\":2}\n") == "(no error)");
+  std::ifstream in(run.log());
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(kept == "{\"step\":-1}\n{\"step\":1}\n");
 }
 
 TEST_CASE("fuzz finding: config.json naming an unknown task or model") {

@@ -9,11 +9,13 @@
 
 #include "tests/tasks/physionet_fixture.hpp"
 #include "tests/test_util.hpp"
+#include "tests/tools/train_util.hpp"
 #include "tools/commands.hpp"
 
 using namespace memgrad;
 using namespace memgrad::cli;
 using memgrad::test::TempDir;
+using memgrad::test::with_words;
 namespace fs = std::filesystem;
 
 namespace {
@@ -24,29 +26,7 @@ nlohmann::json read_json(const fs::path& p) {
 }
 
 Words run(const std::string& data, const fs::path& out, int epochs) {
-  return {"--task",
-          "physionet2012",
-          "--model",
-          "logreg",
-          "--data",
-          data,
-          "--valid-fraction",
-          "0.2",
-          "--test-fraction",
-          "0.2",
-          "--batch",
-          "4",
-          "--lr",
-          "0.01",
-          "--bootstrap-resamples",
-          "20",
-          "--epochs",
-          std::to_string(epochs),
-          "--out",
-          out.string(),
-          "--quiet",
-          "--threads",
-          "1"};
+  return with_words(memgrad::test::physionet_run(data, out), {"--epochs", std::to_string(epochs)});
 }
 
 // The epoch lines of a run's log: (epoch, valid_auc_roc).

@@ -20,6 +20,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "tests/tasks/physionet_fixture.hpp"
 #include "tests/test_util.hpp"
 #include "tests/tools/train_util.hpp"
 #include "tools/args.hpp"
@@ -256,6 +257,7 @@ TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run s
       {{"loss_sum", "1e999"}, "'loss_sum' must be a finite number, got '1e999'"},
       {{"log_lines", "two"}, "'log_lines' must be a whole number >= 0, got 'two'"},
       {{"model_state", "{"}, "checkpoint metadata 'model_state' is not valid JSON"},
+      {{"best_epoch", "{"}, "checkpoint metadata 'best_epoch' is not valid JSON"},
       {{"format", "memgrad-checkpoint-9"},
        "checkpoint metadata 'format' is 'memgrad-checkpoint-9', not a memgrad checkpoint"},
   };
@@ -328,7 +330,8 @@ TEST_CASE(
     std::ofstream(checkpoint, std::ios::binary) << good;
     TensorFile file = load_safetensors(checkpoint.string());
     file.metadata["format"] = "memgrad-checkpoint-1";
-    for (const char* key : {"log_lines", "loss_sum", "loss_count"}) file.metadata.erase(key);
+    for (const char* key : {"log_lines", "loss_sum", "loss_count", "best_epoch"})
+      file.metadata.erase(key);
     save_safetensors(checkpoint.string(), file);
     strip_checksums(checkpoint);
   }
@@ -372,4 +375,50 @@ TEST_CASE("temporaries of killed writes are removed at the next start, a live wr
   std::ofstream(stale[0]) << "partial";
   REQUIRE(cmd_train(with_words(tiny_run(run, 1), {"--overwrite"})) == 0);
   CHECK_FALSE(fs::exists(stale[0]));
+}
+
+TEST_CASE("a run killed between a best epoch and the next checkpoint resumes to the same log") {
+  // Model selection (physionet2012) writes best.json at every better epoch, between checkpoints:
+  // a kill after it leaves a best.json newer than the checkpoint. The resumed run must judge the
+  // epochs it redoes against the best as of its checkpoint, as the uninterrupted run did.
+  TempDir tmp;
+  const auto data = memgrad::test::physionet::make_data(tmp);
+  auto run = [&](const fs::path& out, int iterations) {
+    return with_words(physionet_run(data.dir, out),
+                      {"--iterations", std::to_string(iterations), "--log-every", "4",
+                       "--checkpoint-every", "5"});
+  };
+  const fs::path whole = tmp.path / "whole", split = tmp.path / "split";
+  REQUIRE(cmd_train(run(whole, 36)) == 0);
+  // The first epoch after the first that was the best so far, and its last step.
+  int64_t best_step = -1;
+  for (const auto& line : log_without_wall_time(whole))
+    if (line.contains("epoch") && line["epoch"].get<int>() > 1 && line["best"].get<bool>()) {
+      best_step = line["step"].get<int64_t>();
+      break;
+    }
+  REQUIRE(best_step > 0);
+  // A checkpoint just before that epoch ends, then the run past it (best.json written), then
+  // the checkpoint put back: as if killed after best.json and before the next checkpoint.
+  REQUIRE(cmd_train(run(split, int(best_step))) == 0);  // steps 0 .. best_step - 1
+  const std::string saved = read_text(split / "checkpoint.safetensors");
+  REQUIRE(cmd_train({"--resume", split.string(), "--iterations", std::to_string(best_step + 2),
+                     "--quiet"}) == 0);
+  std::ofstream(split / "checkpoint.safetensors", std::ios::binary) << saved;
+  // Ended there, the run cannot use best.safetensors: it holds the later epoch's parameters.
+  const std::string later =
+      "best.safetensors: holds the parameters of step " + std::to_string(best_step + 1);
+  CHECK_THROWS_WITH_AS(
+      cmd_train({"--resume", split.string(), "--iterations", std::to_string(best_step), "--quiet"}),
+      doctest::Contains(later.c_str()), Error);
+  REQUIRE(cmd_train({"--resume", split.string(), "--iterations", "36", "--quiet"}) == 0);
+  const std::vector<nlohmann::json> a = log_without_wall_time(whole),
+                                    b = log_without_wall_time(split);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    CHECK(a[i].dump() == b[i].dump());
+  }
+  CHECK(read_text(whole / "best.json") == read_text(split / "best.json"));
+  CHECK(read_text(whole / "metrics.json") == read_text(split / "metrics.json"));
 }

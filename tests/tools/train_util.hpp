@@ -77,6 +77,32 @@ inline Words tiny_run(const std::filesystem::path& out, int iterations) {
           out.string()};
 }
 
+// The words of a small physionet2012 run with model selection (logreg) on the hand-made data of
+// tests/tasks/physionet_fixture.hpp, without its length (--epochs or --iterations).
+inline Words physionet_run(const std::string& data_dir, const std::filesystem::path& out) {
+  return {"--task",
+          "physionet2012",
+          "--model",
+          "logreg",
+          "--data",
+          data_dir,
+          "--valid-fraction",
+          "0.2",
+          "--test-fraction",
+          "0.2",
+          "--batch",
+          "4",
+          "--lr",
+          "0.01",
+          "--bootstrap-resamples",
+          "20",
+          "--out",
+          out.string(),
+          "--quiet",
+          "--threads",
+          "1"};
+}
+
 // Writes a tiny bAbI task 1 (ten copies of one story, as training and test file) into
 // tmp/folder, laid out as the data set is distributed; returns the folder.
 inline std::filesystem::path write_babi_qa1(const TempDir& tmp, const std::string& folder) {
