@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
+#include "engine/quote.hpp"
 
 namespace memgrad::physionet {
 
@@ -76,24 +77,6 @@ int descriptor_index(std::string_view name) {
   return -1;
 }
 
-// Quoted text from a data file, fit for a message: control bytes as \xNN, cut at 40 characters.
-std::string quote(std::string_view s) {
-  static const char* const kHex = "0123456789abcdef";
-  std::string out;
-  for (char ch : s.substr(0, 40)) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f) {
-      out += char(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  if (s.size() > 40) out += "...";
-  return out;
-}
-
 // "HH:MM" (one or more hour digits, two minute digits 00-59) -> minutes; -1 when malformed.
 int64_t parse_time(std::string_view t) {
   const size_t colon = t.find(':');
@@ -117,6 +100,15 @@ bool parse_number(std::string_view s, double& v) {
   if (s.empty()) return false;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return ec == std::errc() && end == s.data() + s.size() && std::isfinite(v);
+}
+
+// A RecordID: a whole number in [1, 2^53] (the doubles that hold every integer exactly). Checked
+// before the conversion to int64, which is undefined behaviour for 1e61 (found by
+// tests/fuzz/fuzz_physionet_record).
+bool record_id(double v, int64_t& id) {
+  if (!(v >= 1 && v <= 9007199254740992.0) || v != std::floor(v)) return false;
+  id = int64_t(v);
+  return true;
 }
 
 // Splits `text` into lines (without '\n' and a trailing '\r'); calls fn(line, 1-based number).
@@ -209,30 +201,29 @@ Record parse_record(std::string_view text, const std::string& source, int64_t ex
     auto bad = [&](const auto&... parts) { fail(source, ":", line_no, ": ", parts...); };
     if (!header) {
       if (line != "Time,Parameter,Value")
-        bad("expected the header 'Time,Parameter,Value', got '", quote(line),
-            "' (not a PhysioNet 2012 record)");
+        bad("expected the header 'Time,Parameter,Value', got ", quote(line),
+            " (not a PhysioNet 2012 record)");
       header = true;
       return;
     }
     if (line.empty()) return;
     split_fields(line, f);
     if (f.size() != 3)
-      bad("expected 3 comma-separated fields (Time,Parameter,Value), got ", f.size(), ": '",
-          quote(line), "'");
+      bad("expected 3 comma-separated fields (Time,Parameter,Value), got ", f.size(), ": ",
+          quote(line));
     ++quirks.rows;
     const int64_t minute = parse_time(f[0]);
-    if (minute < 0) bad("malformed time '", quote(f[0]), "' (expected HH:MM, minutes 00-59)");
-    if (minute > INT16_MAX) bad("time '", quote(f[0]), "' is beyond ", INT16_MAX / 60, " hours");
+    if (minute < 0) bad("malformed time ", quote(f[0]), " (expected HH:MM, minutes 00-59)");
+    if (minute > INT16_MAX) bad("time ", quote(f[0]), " is beyond ", INT16_MAX / 60, " hours");
     double value = 0;
     if (!parse_number(f[2], value))
-      bad("value '", quote(f[2]), "' of ", quote(f[1]), " is not a finite number");
+      bad("value ", quote(f[2]), " of ", show(f[1]), " is not a finite number");
     const std::string_view param = f[1];
     if (param == "RecordID") {
-      if (minute != 0) bad("RecordID at ", quote(f[0]), " (descriptors are at 00:00)");
+      if (minute != 0) bad("RecordID at ", show(f[0]), " (descriptors are at 00:00)");
       if (seen_id) bad("a second RecordID");
-      if (value != std::floor(value) || value <= 0)
-        bad("RecordID '", quote(f[2]), "' is not a positive whole number");
-      rec.id = int64_t(value);
+      if (!record_id(value, rec.id))
+        bad("RecordID ", quote(f[2]), " is not a positive whole number");
       if (expected_id > 0 && rec.id != expected_id)
         bad("RecordID ", rec.id, " does not match the file name (", expected_id, ")");
       seen_id = true;
@@ -242,7 +233,7 @@ Record parse_record(std::string_view text, const std::string& source, int64_t ex
     // The first Weight line at 00:00 is the descriptor; every other Weight line is the series.
     if (d == kWeightDescriptor && (minute != 0 || seen_descriptor[size_t(d)])) d = -1;
     if (d >= 0) {
-      if (minute != 0) bad(param, " at ", quote(f[0]), " (descriptors are at 00:00)");
+      if (minute != 0) bad(param, " at ", show(f[0]), " (descriptors are at 00:00)");
       if (seen_descriptor[size_t(d)]) bad("a second ", param, " descriptor");
       seen_descriptor[size_t(d)] = true;
       const Variable& v = kDescriptors[size_t(d)];
@@ -257,7 +248,7 @@ Record parse_record(std::string_view text, const std::string& source, int64_t ex
       return;
     }
     const int s = series_index(param);
-    if (s < 0) bad("unknown parameter '", quote(param), "'");
+    if (s < 0) bad("unknown parameter ", quote(param));
     if (value == -1) {
       ++quirks.missing_marker[size_t(s)];
       return;
@@ -309,18 +300,17 @@ std::map<int64_t, Outcome> read_outcomes(const std::string& path) {
         if (col) *col = int(i);
       }
       if (col_id < 0 || col_death < 0)
-        bad("the header '", quote(line),
-            "' lacks RecordID or In-hospital_death (not a PhysioNet 2012 outcome file)");
+        bad("the header ", quote(line),
+            " lacks RecordID or In-hospital_death (not a PhysioNet 2012 outcome file)");
       return;
     }
     if (f.size() != columns) bad("expected ", columns, " fields, got ", f.size());
     std::vector<double> v(f.size());
     for (size_t i = 0; i < f.size(); ++i)
-      if (!parse_number(f[i], v[i])) bad("field ", i + 1, " '", quote(f[i]), "' is not a number");
+      if (!parse_number(f[i], v[i])) bad("field ", i + 1, " ", quote(f[i]), " is not a number");
     Outcome o;
-    o.id = int64_t(v[size_t(col_id)]);
-    if (double(o.id) != v[size_t(col_id)] || o.id <= 0)
-      bad("RecordID '", quote(f[size_t(col_id)]), "' is not a positive whole number");
+    if (!record_id(v[size_t(col_id)], o.id))
+      bad("RecordID ", quote(f[size_t(col_id)]), " is not a positive whole number");
     const double death = v[size_t(col_death)];
     if (death != 0 && death != 1) bad("In-hospital_death must be 0 or 1, got ", death);
     o.death = int(death);

@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "engine/error.hpp"
+#include "engine/quote.hpp"
 
 namespace memgrad {
 namespace {
@@ -114,7 +115,7 @@ TarArchive parse_tar(std::string bytes, const std::string& path) {
       if (!prefix.empty() && magic == "ustar") name = prefix + "/" + name;
     }
     auto bad = [&](const auto&... parts) {
-      fail(path, ": tar entry ", index, " ('", name, "') at byte ", pos, ": ", parts...);
+      fail(path, ": tar entry ", index, " (", quote(name), ") at byte ", pos, ": ", parts...);
     };
     // Checksum: the sum of the header's bytes (unsigned) with the checksum field read as spaces.
     const int64_t want = field_octal(h + 148, 8);

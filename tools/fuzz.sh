@@ -5,7 +5,7 @@
 # run directory).
 #   tools/fuzz.sh                      every target for 1 minute
 #   tools/fuzz.sh --minutes N          every target for N minutes
-#   tools/fuzz.sh --seconds N          every target for N seconds (.ci/run: --seconds 12)
+#   tools/fuzz.sh --seconds N          every target for N seconds (.ci/run: --seconds 8)
 #   tools/fuzz.sh ... babi metrics     only these targets
 # Prints one line per target (executions, coverage, corpus size) and exits 1 when any target
 # found a crash, a sanitizer report, a leak, a hang (10 s per input) or memory above 2 GB; the
@@ -54,6 +54,21 @@ seed_babi() {  # the first stories of a few tasks (list answers: 8, directions: 
     [ -f "$f" ] && head -n 40 "$f" > "$1/real-$(basename "$f")"
   done
   return 0
+}
+physio="$data/physionet-challenge-2012"
+seed_physionet_record() {  # four records and the first outcomes
+  local f
+  for f in "$physio"/set-a/{132539,132540,132541,132543}.txt; do
+    [ -f "$f" ] && cp "$f" "$1/real-$(basename "$f")"
+  done
+  [ -f "$physio/Outcomes-a.txt" ] && head -n 20 "$physio/Outcomes-a.txt" > "$1/real-outcomes.txt"
+  return 0
+}
+seed_tar_gz() {  # a set-b.tar.gz-like archive of two records (the hand-written one without data)
+  local files=()
+  [ -f "$physio/set-a/132540.txt" ] && files=("$physio/set-a/132540.txt" "$physio/set-a/132541.txt")
+  ((${#files[@]})) || files=(tests/fuzz/seeds/physionet_record/record.txt)
+  tar czf "$1/records.tar.gz" --transform 's|.*/|set-b/|' "${files[@]}" 2>/dev/null || true
 }
 seed_safetensors() { seed_run_dir; [ -f "$run/checkpoint.safetensors" ] && cp "$run/checkpoint.safetensors" "$1/real-run.safetensors"; return 0; }
 seed_run_config() { seed_run_dir; [ -f "$run/config.json" ] && cp "$run/config.json" "$1/real-config.json"; return 0; }

@@ -8,9 +8,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "tasks/physionet_record.hpp"
 #include "tests/test_util.hpp"
 #include "tools/run_dir.hpp"
 #include "tools/trainer.hpp"
@@ -102,4 +104,27 @@ TEST_CASE("fuzz finding: config.json naming an unknown task or model") {
   m["model"] = std::string(1000, 'm');
   CHECK_HAS(error_of([&] { cli::RunConfig::from_json(m, "run/config.json"); }),
             "run/config.json: unknown model '" + std::string(60, 'm') + "...' (1000 bytes)");
+}
+
+TEST_CASE("fuzz finding: a PhysioNet RecordID too large for int64") {
+  // fuzz_physionet_record: read_outcomes converted 1.3e61 to int64 (UBSan: outside the range of
+  // representable values); parse_record did the same with a RecordID line.
+  TempDir dir;
+  const std::string id = "132546" + std::string(56, '0');  // 1.3e61
+  const std::string outcomes = dir.write(
+      "Outcomes-a.txt",
+      "RecordID,SAPS-I,SOFA,Length_of_stay,Survival,In-hospital_death\n" + id + ",6,1,5,-1,0\n");
+  CHECK(error_of([&] { physionet::read_outcomes(outcomes); }) ==
+        outcomes + ":2: RecordID '" + id.substr(0, 60) +
+            "...' (62 bytes) is not a positive whole number");
+  physionet::Quirks quirks;
+  CHECK_HAS(error_of([&] {
+              physionet::parse_record("Time,Parameter,Value\n00:00,RecordID,1e61\n", "r.txt", 0,
+                                      quirks);
+            }),
+            "r.txt:2: RecordID '1e61' is not a positive whole number");
+  // The largest RecordID a double holds exactly still reads.
+  CHECK(physionet::parse_record("Time,Parameter,Value\n00:00,RecordID,9007199254740992\n", "r.txt",
+                                0, quirks)
+            .id == 9007199254740992LL);
 }
