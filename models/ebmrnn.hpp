@@ -2,7 +2,8 @@
 // Appendix A.1; ../shared/papers/ebmrnn-explicit-blurred-memory.txt), and EmRNN, its variant
 // without the blurred memory (section 2: "a variant of EBmRNN that doesn't have access to blurred
 // memory"), registered as "ebmrnn" and "emrnn" for the physionet2012 task (in-hospital mortality
-// from the first 48 hours; /work/notes/PHYSIO_CONTRACT.md). The memories are ebmrnn_memory.hpp.
+// from the first 48 hours; the batch fields: tasks/physionet2012.hpp, models/mortality.hpp). The
+// memories are ebmrnn_memory.hpp.
 //
 // One step t, in the paper's order ("Once memories are read, the controller updates the memory
 // banks for the next state"):
@@ -60,13 +61,14 @@
 // Before any slot is filled (t = 0) there is nothing to read explicitly: r^E = 0.
 // Initialisation: layers.hpp's (Glorot weights, zero biases) and GruCell's, except b_r = 0.1.
 //
-// Trace (inspection, batch rows b): per step "t<t>/..." with
-//   slot_hour [B, N^E]        the step (hour) whose m is stored in each slot, -1 while empty (Fig.
-//   2) evicted [B, N^E]          the eviction's one-hot w^{w,E} (all 0 while filling) read_gate [B,
-//   K]          g_t of each read (Fig. 3); absent for emrnn explicit_read_weights [B, K, N^E],
-//   usage [B, N^E], explicit_memory [B, N^E, D] (zero-padded past the filled slots), candidate m_t
-//   [B, D], popped m^_t [B, D], and for ebmrnn blurred_candidate [B, D], erase [B, D],
-//   blurred_write_weights [B, N^B], blurred_memory [B, N^B, D].
+// Trace (inspection, batch rows b), per step "t<t>/...":
+//   - slot_hour [B, N^E]: the step (hour) whose m is stored in each slot, -1 while empty (Fig. 2)
+//   - evicted [B, N^E]: the eviction's one-hot w^{w,E} (all 0 while filling)
+//   - read_gate [B, K]: g_t of each read (Fig. 3); absent for emrnn
+//   - explicit_read_weights [B, K, N^E], usage [B, N^E], explicit_memory [B, N^E, D]
+//     (zero-padded past the filled slots), candidate m_t [B, D], popped m^_t [B, D]
+//   - ebmrnn only: blurred_candidate [B, D], erase [B, D], blurred_write_weights [B, N^B],
+//     blurred_memory [B, N^B, D]
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
