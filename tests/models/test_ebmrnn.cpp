@@ -140,7 +140,8 @@ TEST_CASE("ebmrnn: sample mode chooses one-hot reads and evictions; surrogate mo
     }
     c["straight_through"] = "surrogate";
     EbmrnnModel soft("ebmrnn", c, DType::f64, 1);
-    const Tensor& w = run(soft, batch, true).get("explicit_read_weights", T - 1);
+    const Run soft_run = run(soft, batch, true);  // kept: w refers into it
+    const Tensor& w = soft_run.get("explicit_read_weights", T - 1);
     int fractional = 0;
     for (int64_t i = 0; i < w.numel(); ++i) fractional += w.at(i) > 0 && w.at(i) < 1;
     CHECK(fractional > 0);
