@@ -334,6 +334,7 @@ Data load(const LoadOptions& o) {
     return int64_t(d.offsets.size()) - 2;
   };
   int longest_train_window = 0;
+  int64_t stories_before = 0;  // stories of the files encoded so far (Example::story)
   auto encode = [&](const RawFile& f, int task, std::vector<Example>& out) {
     // Vocabulary in line order: the statements before each question, the question, its answer.
     std::vector<int64_t> seen(f.stories.size(), 0);
@@ -359,8 +360,12 @@ Data load(const LoadOptions& o) {
       e.first = story_start[size_t(q.story)] + q.statements - e.count;
       e.query = add_sentence(q.words);
       e.answer = d.vocab.find(q.answer);
+      e.story = stories_before + q.story;
+      e.story_first = story_start[size_t(q.story)];
+      e.before = int32_t(q.statements);
       out.push_back(e);
     }
+    stories_before += int64_t(f.stories.size());
   };
   for (size_t i = 0; i < o.tasks.size(); ++i) {
     std::vector<Example> all;

@@ -127,6 +127,14 @@ struct Example {
   int32_t count = 0;   // number of memories, 0..memory_size
   int64_t query = 0;   // index of the question in Data::sentences
   int32_t answer = 0;  // word id
+  // The whole story, for views that read more than the window (one sample per story): its id
+  // (unique over the loaded files; the questions of one story share it and are consecutive, though
+  // the train/validation split may fall inside a story), the index of its first statement in
+  // Data::sentences, and how many of its statements come before the question (the window is the
+  // last `count` of them).
+  int64_t story = 0;
+  int64_t story_first = 0;
+  int32_t before = 0;
 };
 
 struct Data {

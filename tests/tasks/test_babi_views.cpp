@@ -160,6 +160,19 @@ TEST_CASE("babi en-10k: task 3 without its training file trains on en's, said in
   CHECK(task3_train == 27);  // 30 questions of en's file, the last 10% validate
   CHECK(task1_train == 54);  // 60 of en-10k's
 
+  // The whole story of each question, for views that read more than the window.
+  const babi::Example& q1 = d.test[0];
+  const babi::Example& q2 = d.test[1];
+  const babi::Example& q3 = d.test[2];
+  CHECK(q1.story == q2.story);
+  CHECK(q3.story != q2.story);
+  CHECK(q1.story_first == q2.story_first);
+  CHECK(q1.before == 1);
+  CHECK(q2.before == 3);
+  CHECK(q3.before == 1);
+  CHECK(d.sentence(q2.story_first + 2).size() == 5);  // "mary went to the office"
+  CHECK(q2.first == q2.story_first);                  // the window is the whole prefix here
+
   auto task = create_task(
       "babi", {{"data_dir", dir.path.string()}, {"babi_task", "1,3"}, {"babi_set", "en-10k"}});
   Predictor nil = [](const Batch& batch) {
