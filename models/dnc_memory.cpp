@@ -7,7 +7,7 @@
 #include <mutex>
 #include <utility>
 
-#include "models/rnn_cells.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad::dnc {

@@ -2,6 +2,7 @@
 #include "models/ebmrnn.hpp"
 
 #include "models/ebmrnn_memory.hpp"
+#include "models/layers/config.hpp"
 #include "models/mortality.hpp"
 #include "ops/ops.hpp"
 

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "models/layers/config.hpp"
 #include "models/mortality.hpp"
 #include "ops/ops.hpp"
 

@@ -1,7 +1,7 @@
 // Logistic regression (see logreg.hpp).
 #include "models/logreg.hpp"
 
-#include "models/layers.hpp"
+#include "models/layers/config.hpp"
 #include "models/mortality.hpp"
 #include "ops/ops.hpp"
 

@@ -3,7 +3,8 @@
 
 #include <cmath>
 
-#include "models/layers.hpp"
+#include "models/layers/batch_fields.hpp"
+#include "models/layers/config.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {

@@ -38,9 +38,11 @@
 #include <string>
 #include <vector>
 
-#include "models/layers.hpp"
+#include "models/layers/attention.hpp"
+#include "models/layers/decoder.hpp"
+#include "models/layers/linear.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "models/model.hpp"
-#include "models/rnn_cells.hpp"
 
 namespace memgrad {
 

@@ -11,8 +11,9 @@
 #include "engine/alloc_counter.hpp"
 #include "engine/error.hpp"
 #include "engine/gradcheck.hpp"
-#include "models/layers.hpp"
-#include "models/rnn_cells.hpp"
+#include "models/layers/linear.hpp"
+#include "models/layers/lstm_runner.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;
