@@ -7,7 +7,7 @@
 #include <string>
 
 #include "engine/tape.hpp"
-#include "models/dnc_memory.hpp"
+#include "models/dnc/dnc_memory.hpp"
 #include "models/layers/decoder_reader.hpp"
 #include "models/layers/linear.hpp"
 #include "models/model.hpp"
@@ -18,7 +18,7 @@ namespace memgrad::layers {
 Var oneplus(Var x);
 
 // The DNC read function's interface, Eq. 5-8 / 12-13: R keys, R strengths (oneplus) and R read-mode
-// distributions (softmax over (backward, content, forward), dnc_memory.hpp's order).
+// distributions (softmax over (backward, content, forward), models/dnc/dnc_memory.hpp's order).
 struct ReadInterface {
   Var keys;       // [M, R, W]
   Var strengths;  // [M, R]

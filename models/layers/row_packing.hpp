@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/tape.hpp"
-#include "models/dnc_memory.hpp"
+#include "models/dnc/dnc_memory.hpp"
 #include "models/layers/rnn_cells.hpp"
 
 namespace memgrad::layers {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "models/dmnc.hpp"
+#include "models/dnc/dmnc.hpp"
+#include "models/dnc/seq_baselines.hpp"
 #include "models/dnc/two_view.hpp"
-#include "models/seq_baselines.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;

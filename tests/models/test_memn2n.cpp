@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "models/memn2n.hpp"
+#include "models/qa/memn2n.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;
@@ -114,7 +114,7 @@ TEST_CASE("memn2n: position encoding follows the official formula") {
   for (int64_t i = 0; i < q.numel(); ++i) CHECK(q.at(i) == l.at(i));
 }
 
-// The forward written out with loops from the equations (models/memn2n.hpp), with the position
+// The forward written out with loops from the equations (models/qa/memn2n.hpp), with the position
 // encoding matrix itself: checks the model's bag-of-words factorisation of l and everything else.
 std::vector<double> reference_logits(MemN2N& model, const Batch& batch) {
   const nlohmann::json c = model.config();

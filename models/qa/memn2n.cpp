@@ -1,5 +1,5 @@
-// End-To-End Memory Network; see models/memn2n.hpp and docs/babi.md.
-#include "models/memn2n.hpp"
+// End-To-End Memory Network; see models/qa/memn2n.hpp and docs/babi.md.
+#include "models/qa/memn2n.hpp"
 
 #include <cmath>
 

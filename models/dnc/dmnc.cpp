@@ -1,5 +1,5 @@
 // DMNC (late and early fusion) and the view-concatenated DNC; the design is documented in dmnc.hpp.
-#include "models/dmnc.hpp"
+#include "models/dnc/dmnc.hpp"
 
 #include "models/layers/config.hpp"
 #include "models/layers/memory_reader.hpp"

@@ -1,5 +1,5 @@
 // View-concatenated LSTM, Dual LSTM and WLAS (see seq_baselines.hpp).
-#include "models/seq_baselines.hpp"
+#include "models/dnc/seq_baselines.hpp"
 
 #include "models/dnc/two_view.hpp"
 #include "models/layers/config.hpp"

@@ -89,7 +89,8 @@
 //   (its h is already in (-1, 1), so clipping it would do nothing); logits are not clipped (Eq. 14
 //   has no clip).
 //
-// Initialisation: see layers.hpp (embeddings uniform(-1, 1) as the authors' code; Linear layers
+// Initialisation: see models/layers/linear.hpp (embeddings uniform(-1, 1) as the authors' code;
+// Linear layers
 //   Glorot-uniform, zero bias; LSTMs Glorot with forget bias 1). Memory initial state
 //   dnc::initial_state (memory, weights and read vectors 1e-6, usage/link/precedence 0).
 //
@@ -120,8 +121,8 @@
 #include <string>
 #include <vector>
 
+#include "models/dnc/dnc_memory.hpp"
 #include "models/dnc/two_view.hpp"
-#include "models/dnc_memory.hpp"
 #include "models/layers/decoder.hpp"
 #include "models/layers/linear.hpp"
 #include "models/layers/lstm_runner.hpp"
