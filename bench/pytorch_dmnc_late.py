@@ -84,7 +84,7 @@ def uniform_embedding(rows, dim):
 
 
 class LSTMCell(nn.Module):
-    """rnn_cells.cpp LstmCell: gates [i f g o] = x W_x + b + h W_h (one bias, so not nn.LSTMCell,
+    """models/layers/rnn_cells.cpp LstmCell: gates [i f g o] = x W_x + b + h W_h (one bias, so not nn.LSTMCell,
     which has two), Glorot over the fused [in + H, 4H] matrix, forget bias 1. The cell state is
     clamped to [-clip, clip] after the step (layers::clip_state)."""
 
