@@ -1,6 +1,7 @@
 // MemN2N: shapes, adjacent tying, linear start, empty memory slots (official and masked), the nil
-// word, the schedule hooks (linear start, the official two-phase learning rate). Its float64 gradient checks are test_model_registry's, as every model's; the position
-// encoding and the check batch it shares with the other bAbI models are test_qa_helpers.cpp's.
+// word, the schedule hooks (linear start, the official two-phase learning rate). Its float64
+// gradient checks are test_model_registry's, as every model's; the position encoding and the check
+// batch it shares with the other bAbI models are test_qa_helpers.cpp's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
