@@ -1,8 +1,9 @@
 // The gradient-check batch of the bAbI question-answering models: a tiny batch with the fields of
-// the `babi` task (tasks/babi.hpp) and the config sizes that match it. A QA model registers
-//     .check_configs = {...each merged with qa::babi_check_dims()...},
+// the `babi` task (tasks/babi.hpp) and the config sizes that match it. A model that reads those
+// fields registers (as models/qa/memn2n.cpp does)
+//     .check_configs = {...each starting from qa::babi_check_dims()...},
 //     .check_batch = qa::make_babi_check_batch
-// (models/memn2n.cpp does), so that every model is checked on the same corner cases.
+// so that every such model is checked on the same corner cases.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
