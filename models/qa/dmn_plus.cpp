@@ -95,7 +95,9 @@ DmnPlus::DmnPlus(const nlohmann::json& user, DType dtype, uint64_t seed)
   att_w1_q_ = &params_.add_uniform("attention.W1_q", Shape{2 * H, H}, -l1, l1, rng);
   att_w1_m_ = &params_.add_uniform("attention.W1_m", Shape{2 * H, H}, -l1, l1, rng);
   att_b1_ = &params_.add("attention.b1", Shape{H});
-  att_score_ = layers::Linear(params_, "attention.score", H, 1, rng);
+  // W^(2) without b^(2): a constant added to every fact's score cancels in the softmax over the
+  // facts (its gradient is exactly 0).
+  att_score_ = layers::Linear(params_, "attention.score", H, 1, rng, false);
   episode_ = DmnGru(params_, "episode", H, H, true, rng);
   for (int64_t t = 0; t < (tied_update_ ? 1 : passes_); ++t)
     memory_update_.emplace_back(params_, tied_update_ ? "memory" : "memory" + std::to_string(t + 1),
@@ -243,7 +245,7 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
     neg_ = Tensor::full(Shape{1}, dtype, -1e30);
   Var mem = q;
   for (int64_t t = 0; t < passes_; ++t) {
-    // Z^t = W^(2) tanh(W^(1) z^t + b^(1)) + b^(2);  g^t = softmax over the real facts.
+    // Z^t = W^(2) tanh(W^(1) z^t + b^(1));  g^t = softmax over the real facts (b^(2): none).
     const Var hidden = tanh(add(att_q, matmul(features(mem), tape.param(*att_w1_m_))));
     Var scores = reshape(att_score_(tape, hidden), Shape{b, m});
     Var g;

@@ -19,6 +19,8 @@
 //   Episodic memory, m^0 = q, passes t = 1..T:
 //     z_i^t = [f_i o q ; f_i o m^{t-1} ; |f_i - q| ; |f_i - m^{t-1}|]                  (Eq. 6)
 //     Z_i^t = W^(2) tanh(W^(1) z_i^t + b^(1)) + b^(2)                                (Eq. 7)
+//       (b^(2) is left out: the same constant added to every score cancels in the softmax, so
+//       its gradient is exactly 0)
 //     g_i^t = softmax over the sample's real facts of Z_i^t (padding: exactly 0)     (Eq. 8)
 //     c^t = h_N of the attention GRU over the facts with gates g_i^t (dmn_gru.hpp, Eq. 10-12)
 //     m^t = ReLU(W^t [m^{t-1} ; c^t ; q] + b)   (untied W^t per pass; "tied_memory_update")  (Eq.

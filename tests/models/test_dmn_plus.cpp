@@ -65,7 +65,7 @@ TEST_CASE("dmn-plus: parameter count of the paper's model (d = H = 80, 3 untied 
   const int64_t gru = d * 3 * H + H * 3 * H + 3 * H;  // W, U, b of a GRU reading d
   const int64_t expected = V * d                      // embedding
                            + 3 * gru                  // fusion fwd, bwd; question
-                           + 4 * H * H + H + H + 1    // attention W1 (two halves), b1, W2, b2
+                           + 4 * H * H + H + H        // attention W1 (two halves), b1, W2 (no b2)
                            + 2 * H * H * 2 + 2 * H    // attention GRU: W, U [H, 2H], b
                            + T * (3 * H * H + H)      // untied memory updates
                            + (H * 3 * H * 2 + 3 * H)  // answer GRU reading q
