@@ -1,6 +1,9 @@
 // The LSTM encoder-decoder bAbI baseline (see encdec.hpp).
 #include "models/qa/encdec.hpp"
 
+#include "models/layers/batch_fields.hpp"
+#include "models/layers/config.hpp"
+#include "models/layers/lstm_runner.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {
