@@ -55,6 +55,17 @@ BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
                                      int resamples = 1000, std::uint64_t seed = 1,
                                      double level = 0.95);
 
+// Paired percentile bootstrap of the difference metric(labels, scores_a) - metric(labels,
+// scores_b) of two models scored on the same samples: each resample (drawn exactly as
+// bootstrap_interval draws them with this seed) is applied to both score columns, so the interval
+// accounts for the correlation between the models. Identical columns give [0, 0]. Throws as
+// bootstrap_interval does, and when the columns' lengths differ.
+BootstrapInterval paired_bootstrap_interval(const std::vector<int>& labels,
+                                            const std::vector<double>& scores_a,
+                                            const std::vector<double>& scores_b,
+                                            RankingMetric metric, int resamples = 1000,
+                                            std::uint64_t seed = 1, double level = 0.95);
+
 // ---- Threshold metrics: a label is predicted when its score is >= threshold ---------------------
 
 struct Counts {
