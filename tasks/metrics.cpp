@@ -182,34 +182,39 @@ void gather(const std::vector<std::size_t>& indices, const std::vector<int>& lab
 BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
                                      const std::vector<double>& scores, RankingMetric metric,
                                      int resamples, std::uint64_t seed, double level) {
-  check_column(labels, scores);
-  std::vector<int> l;
-  std::vector<double> s;
-  return percentile_bootstrap(labels.size(), resamples, seed, level,
-                              [&](const std::vector<std::size_t>& indices) {
-                                gather(indices, labels, scores, l, s);
-                                return metric(l, s);
-                              });
+  return paired_bootstrap_interval(labels, {scores}, {}, metric, resamples, seed, level);
 }
 
 BootstrapInterval paired_bootstrap_interval(const std::vector<int>& labels,
-                                            const std::vector<double>& scores_a,
-                                            const std::vector<double>& scores_b,
+                                            const std::vector<std::vector<double>>& a,
+                                            const std::vector<std::vector<double>>& b,
                                             RankingMetric metric, int resamples, std::uint64_t seed,
                                             double level) {
-  check_column(labels, scores_a);
-  check_column(labels, scores_b);
+  require(!a.empty(), "bootstrap: no score column");
+  for (const auto* group : {&a, &b})
+    for (const std::vector<double>& column : *group) check_column(labels, column);
   std::vector<int> l;
   std::vector<double> s;
+  // The mean of the metric over a group's columns on the resample; nullopt if any is undefined.
+  auto mean = [&](const std::vector<std::vector<double>>& group,
+                  const std::vector<std::size_t>& indices) -> std::optional<double> {
+    double sum = 0;
+    for (const std::vector<double>& column : group) {
+      gather(indices, labels, column, l, s);
+      const std::optional<double> v = metric(l, s);
+      if (!v) return std::nullopt;
+      sum += *v;
+    }
+    return sum / double(group.size());
+  };
   return percentile_bootstrap(
       labels.size(), resamples, seed, level,
       [&](const std::vector<std::size_t>& indices) -> std::optional<double> {
-        gather(indices, labels, scores_a, l, s);
-        const std::optional<double> a = metric(l, s);
-        gather(indices, labels, scores_b, l, s);
-        const std::optional<double> b = metric(l, s);
-        if (!a || !b) return std::nullopt;
-        return *a - *b;
+        const std::optional<double> x = mean(a, indices);
+        if (!x || b.empty()) return x;
+        const std::optional<double> y = mean(b, indices);
+        if (!y) return std::nullopt;
+        return *x - *y;
       });
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,20 +23,21 @@ namespace memgrad::cli {
 namespace {
 
 constexpr const char* kHelp =
-    R"(usage: memgrad metrics bootstrap --scores FILE [--versus FILE] [--split NAME]
-                                 [--resamples 1000] [--seed 1] [--level 0.95]
+    R"(usage: memgrad metrics bootstrap --scores FILE[,FILE...] [--versus FILE[,FILE...]]
+                                 [--split NAME] [--resamples 1000] [--seed 1] [--level 0.95]
                                  [--format json|table]
 
 Percentile bootstrap intervals of AUC-ROC and AUC-PR (average precision) of one split of a
 per-example scores file, as `memgrad eval --checkpoint RUN --scores FILE` writes it (CSV
 record_id,split,label,score; the score is the model's logit).
 
-  --scores FILE    the model's scores (model A)
-  --versus FILE    a second model's scores (model B) on the same examples: adds B's intervals
-                   and the PAIRED bootstrap interval of A - B (each resample of the examples is
-                   applied to both models). The two files must hold the same record ids, in
-                   the same order, with the same labels, for the split; the first mismatch is
-                   an error naming both files' lines.
+  --scores FILES   model A's scores; a comma-separated list (e.g. one model's seeds) makes A's
+                   metric the mean of the files' metrics, on each resample as on the data
+  --versus FILES   model B's scores on the same examples (one file or a list): adds B's
+                   intervals and the PAIRED bootstrap interval of A - B (each resample of the
+                   examples is applied to every file). All files must hold the same record ids,
+                   in the same order, with the same labels, for the split; the first mismatch
+                   is an error naming both files' lines.
   --split NAME     the split to use (default set_b)
   --resamples N    bootstrap resamples (default 1000)
   --seed S         the resamples' seed (default 1): resample r, draw i is example
@@ -120,18 +122,52 @@ double defined(const std::optional<double>& v, const std::string& what) {
   return *v;
 }
 
-nlohmann::ordered_json one_model(const std::string& path, const Split& s, int resamples,
-                                 uint64_t seed, double level) {
-  Estimate auc{
-      defined(metrics::auc_roc(s.labels, s.scores), path + ": AUC-ROC"),
-      metrics::bootstrap_interval(s.labels, s.scores, &metrics::auc_roc, resamples, seed, level)};
-  Estimate ap{defined(metrics::average_precision(s.labels, s.scores), path + ": AUC-PR"),
-              metrics::bootstrap_interval(s.labels, s.scores, &metrics::average_precision,
-                                          resamples, seed, level)};
+// A group of files (one model, or its seeds): the mean of each metric over the files and the
+// bootstrap interval of that mean.
+struct Group {
+  std::vector<std::string> paths;
+  std::vector<Split> splits;
+  std::vector<std::vector<double>> columns() const {
+    std::vector<std::vector<double>> c;
+    for (const Split& s : splits) c.push_back(s.scores);
+    return c;
+  }
+};
+
+double mean_metric(const Group& g, metrics::RankingMetric metric, const std::string& what) {
+  double sum = 0;
+  for (size_t i = 0; i < g.splits.size(); ++i)
+    sum += defined(metric(g.splits[i].labels, g.splits[i].scores), g.paths[i] + ": " + what);
+  return sum / double(g.splits.size());
+}
+
+nlohmann::ordered_json group_json(const Group& g, const Group* versus, int resamples, uint64_t seed,
+                                  double level) {
+  const std::vector<int>& labels = g.splits.front().labels;
+  auto estimate = [&](metrics::RankingMetric metric, const char* what) {
+    return Estimate{
+        mean_metric(g, metric, what) - (versus ? mean_metric(*versus, metric, what) : 0),
+        metrics::paired_bootstrap_interval(
+            labels, g.columns(), versus ? versus->columns() : std::vector<std::vector<double>>{},
+            metric, resamples, seed, level)};
+  };
   nlohmann::ordered_json j;
-  j["file"] = path;
-  j.update(to_json(auc, ap));
+  if (!versus) j["files"] = g.paths;
+  j.update(to_json(estimate(&metrics::auc_roc, "AUC-ROC"),
+                   estimate(&metrics::average_precision, "AUC-PR")));
   return j;
+}
+
+Group read_group(const std::string& list, const std::string& split) {
+  Group g;
+  std::stringstream in(list);
+  for (std::string path; std::getline(in, path, ',');) {
+    if (path.empty()) throw UsageError("empty file name in the list " + quote(list));
+    g.splits.push_back(split_of(path, split));
+    g.paths.push_back(path);
+  }
+  if (g.paths.empty()) throw UsageError("no file in " + quote(list));
+  return g;
 }
 
 void print_table(const nlohmann::ordered_json& j) {
@@ -142,7 +178,12 @@ void print_table(const nlohmann::ordered_json& j) {
   for (const char* key : {"a", "b", "difference"}) {
     if (!j.contains(key)) continue;
     const auto& m = j[key];
-    const std::string name = m.contains("file") ? m["file"].get<std::string>() : "A - B";
+    std::string name = "A - B";
+    if (m.contains("files"))
+      name = m["files"].size() == 1
+                 ? m["files"][0].get<std::string>()
+                 : std::string(key == std::string("a") ? "A" : "B") + " (mean of " +
+                       std::to_string(m["files"].size()) + " files)";
     std::printf("  %-40s AUC-ROC %.4f [%.4f, %.4f]  AUC-PR %.4f [%.4f, %.4f]\n", name.c_str(),
                 m["auc_roc"].get<double>(), m["auc_roc_ci"][0].get<double>(),
                 m["auc_roc_ci"][1].get<double>(), m["auc_pr"].get<double>(),
@@ -178,25 +219,23 @@ int cmd_metrics_bootstrap(const Words& words) {
 
   nlohmann::ordered_json out;
   try {
-    const Split a = split_of(*a_path, split);
+    const Group a = read_group(*a_path, split);
+    std::optional<Group> b;
+    if (const auto b_path = args.get("versus")) b = read_group(*b_path, split);
+    const Split& first = a.splits.front();
+    for (const Group* g : {&a, b ? static_cast<const Group*>(&*b) : nullptr})
+      for (size_t i = 0; g && i < g->splits.size(); ++i)
+        check_paired(a.paths.front(), first, g->paths[i], g->splits[i], split);
     out["split"] = split;
-    out["examples"] = a.rows.size();
-    out["positives"] = std::count(a.labels.begin(), a.labels.end(), 1);
+    out["examples"] = first.rows.size();
+    out["positives"] = std::count(first.labels.begin(), first.labels.end(), 1);
     out["resamples"] = int(resamples);
     out["seed"] = uint64_t(seed);
     out["level"] = level;
-    out["a"] = one_model(*a_path, a, int(resamples), uint64_t(seed), level);
-    if (const auto b_path = args.get("versus")) {
-      const Split b = split_of(*b_path, split);
-      check_paired(*a_path, a, *b_path, b, split);
-      out["b"] = one_model(*b_path, b, int(resamples), uint64_t(seed), level);
-      auto paired = [&](metrics::RankingMetric m, const char* key) {
-        return Estimate{out["a"][key].get<double>() - out["b"][key].get<double>(),
-                        metrics::paired_bootstrap_interval(a.labels, a.scores, b.scores, m,
-                                                           int(resamples), uint64_t(seed), level)};
-      };
-      out["difference"] = to_json(paired(&metrics::auc_roc, "auc_roc"),
-                                  paired(&metrics::average_precision, "auc_pr"));
+    out["a"] = group_json(a, nullptr, int(resamples), uint64_t(seed), level);
+    if (b) {
+      out["b"] = group_json(*b, nullptr, int(resamples), uint64_t(seed), level);
+      out["difference"] = group_json(a, &*b, int(resamples), uint64_t(seed), level);
     }
   } catch (const metrics::DataError& e) {
     throw UsageError(e.what());

@@ -107,6 +107,21 @@ TEST_CASE("metrics bootstrap: paired intervals with known answers, seeded") {
   CHECK(j["difference"]["auc_roc_ci"] == nlohmann::json::array({1.0, 1.0}));
   CHECK(j["a"]["auc_roc_ci"] == nlohmann::json::array({1.0, 1.0}));
   CHECK(j["positives"] == 4);
+  // Lists: a group's metric is the mean of its files' (perfect and reversed: 0.5 on every
+  // resample); a group against itself differs by 0 on every resample.
+  const Run g = run(cmd_metrics, {"bootstrap", "--scores", perfect + "," + reversed});
+  REQUIRE(g.code == 0);
+  const auto gj = nlohmann::json::parse(g.out);
+  CHECK(gj["a"]["auc_roc"] == 0.5);
+  CHECK(gj["a"]["auc_roc_ci"] == nlohmann::json::array({0.5, 0.5}));
+  CHECK(gj["a"]["files"].size() == 2);
+  const Run h = run(cmd_metrics, {"bootstrap", "--scores", noisy + "," + perfect, "--versus",
+                                  perfect + "," + noisy});
+  REQUIRE(h.code == 0);
+  const auto hj = nlohmann::json::parse(h.out);
+  CHECK(hj["difference"]["auc_pr"] == 0.0);
+  CHECK(hj["difference"]["auc_pr_ci"] == nlohmann::json::array({0.0, 0.0}));
+  CHECK(run(cmd_metrics, {"bootstrap", "--scores", noisy + ",,"}).code == 2);
   // Same seed, same numbers; the single intervals are the library's with that seed.
   const Run again = run(cmd_metrics, {"bootstrap", "--scores", noisy, "--seed", "7"});
   const Run twice = run(cmd_metrics, {"bootstrap", "--scores", noisy, "--seed", "7"});
@@ -119,11 +134,11 @@ TEST_CASE("metrics bootstrap: paired intervals with known answers, seeded") {
   // The paired interval of noisy - perfect lies below 0 and is narrower than the gap of the
   // unpaired intervals would suggest: it is of the difference on the same resamples.
   const auto d =
-      metrics::paired_bootstrap_interval(labels, kNoisy, kPerfect, &metrics::auc_roc, 1000, 7);
+      metrics::paired_bootstrap_interval(labels, {kNoisy}, {kPerfect}, &metrics::auc_roc, 1000, 7);
   CHECK(d.high <= 0);
   CHECK(d.low >= -1);
   const auto same =
-      metrics::paired_bootstrap_interval(labels, kNoisy, kNoisy, &metrics::average_precision);
+      metrics::paired_bootstrap_interval(labels, {kNoisy}, {kNoisy}, &metrics::average_precision);
   CHECK(same.low == 0);
   CHECK(same.high == 0);
 }
