@@ -1,5 +1,5 @@
 // The EBmRNN paper's figures of one sample (Chakraborty et al. 2020), drawn for `memgrad inspect
-// --html` from the trace of a model with an explicit memory (models/ebmrnn.cpp records
+// --html` from the trace of a model with an explicit memory (models/clinical/ebmrnn.cpp records
 // "slot_hour", "evicted" and "read_gate" every step):
 //  - Fig. 2, "explicit memory slot utilization": which event each explicit slot holds over time.
 //    The paper's caption says each slot is annotated with the time index of the event it stores;
