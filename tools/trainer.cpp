@@ -433,7 +433,8 @@ std::string Trainer::end_epoch(int64_t epoch) {
   return note;
 }
 
-nlohmann::json Trainer::evaluate(bool teacher_forcing) {
+template <class Use>
+auto Trainer::with_predictor(bool teacher_forcing, Use&& use) {
   Tape tape(config_.seed);
   NoGradScope no_grad(tape);
   ForwardOptions opts;
@@ -443,19 +444,25 @@ nlohmann::json Trainer::evaluate(bool teacher_forcing) {
     tape.reset();
     return model_->forward(tape, batch, opts).predictions.value().clone();
   };
-  return task_->evaluate(predict, batch_, config_.dtype);
+  return use(predict);
+}
+
+nlohmann::json Trainer::evaluate(bool teacher_forcing) {
+  return with_predictor(teacher_forcing, [&](const Predictor& predict) {
+    return task_->evaluate(predict, batch_, config_.dtype);
+  });
+}
+
+std::vector<ExampleScore> Trainer::example_scores() {
+  return with_predictor(false, [&](const Predictor& predict) {
+    return task_->example_scores(predict, batch_, config_.dtype);
+  });
 }
 
 std::optional<double> Trainer::selection_score() {
-  Tape tape(config_.seed);
-  NoGradScope no_grad(tape);
-  ForwardOptions opts;
-  opts.training = false;
-  Predictor predict = [&](const Batch& batch) {
-    tape.reset();
-    return model_->forward(tape, batch, opts).predictions.value().clone();
-  };
-  return task_->selection_score(predict, batch_, config_.dtype);
+  return with_predictor(false, [&](const Predictor& predict) {
+    return task_->selection_score(predict, batch_, config_.dtype);
+  });
 }
 
 namespace {
