@@ -83,6 +83,11 @@ def make_batch(rng, data, size, sentence_len):
 
 # ---------------------------------------------------------------------------------------- model
 
+def prelu(x, slope):
+    """PReLU with one slope per feature of the last axis (F.prelu's channels are axis 1)."""
+    return torch.where(x > 0, x, x * slope)
+
+
 class EntNet(nn.Module):
     def __init__(self, vocab, sentence_len, dim=100, slots=20, std=0.1):
         super().__init__()
@@ -117,12 +122,12 @@ class EntNet(nn.Module):
         for t in range(T):
             s_t = sent[:, t]
             g = torch.sigmoid(torch.bmm(h, s_t.unsqueeze(2)) + sw[:, t].unsqueeze(2))
-            cand = F.prelu(h @ self.U + kw + sv[:, t].unsqueeze(1), self.prelu)
+            cand = prelu(h @ self.U + kw + sv[:, t].unsqueeze(1), self.prelu)
             fresh = F.normalize(h + g * cand, dim=2, eps=1e-12)
             h = torch.where(mask[:, t].view(B, 1, 1) > 0, fresh, h)
         p = torch.softmax(torch.bmm(h, q.unsqueeze(2)).squeeze(2), dim=1)
         u = torch.bmm(p.unsqueeze(1), h).squeeze(1)
-        y = F.prelu(q + u @ self.H, self.out_prelu)
+        y = prelu(q + u @ self.H, self.out_prelu)
         return F.cross_entropy(y @ self.R, answer, reduction="sum")
 
 
