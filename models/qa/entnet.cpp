@@ -1,10 +1,13 @@
 // Recurrent Entity Network; see models/qa/entnet.hpp and docs/entnet.md.
 #include "models/qa/entnet.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "models/layers.hpp"
+#include "models/layers/batch_fields.hpp"
+#include "models/layers/config.hpp"
+#include "models/qa/babi_check.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {
@@ -187,40 +190,16 @@ ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptio
 
 namespace {
 
-// A tiny check batch: B = 3 questions of T = 4 sentence slots, J = 3 words (vocab 7): the samples
-// have 4, 2 and 3 sentences (padding sentences in the last two) and nil-padded words.
-void make_check_batch(Rng& rng, DType dtype, Batch& batch) {
-  const int64_t b = 3, steps = 4, j = 3, vocab = 7;
-  const int64_t sentences[3] = {4, 2, 3};
-  Tensor& story = batch.field("story", Shape{b, steps, j}, dtype);
-  Tensor& time = batch.field("time", Shape{b, steps}, dtype);
-  Tensor& mask = batch.field("memory_mask", Shape{b, steps}, dtype);
-  Tensor& query = batch.field("query", Shape{b, j}, dtype);
-  Tensor& answer = batch.field("answer", Shape{b}, dtype);
-  auto word = [&] { return double(1 + rng.below(uint64_t(vocab - 1))); };
-  for (int64_t s = 0; s < b; ++s) {
-    for (int64_t t = 0; t < sentences[s]; ++t) {
-      const int64_t words = 1 + int64_t(rng.below(uint64_t(j)));
-      for (int64_t w = 0; w < words; ++w) story.set((s * steps + t) * j + w, word());
-      time.set(s * steps + t, double(sentences[s] - t));
-      mask.set(s * steps + t, 1);
-    }
-    for (int64_t w = 0; w < j - s % 2; ++w) query.set(s * j + w, word());
-    answer.set(s, word());
-  }
-  batch.size = b;
-}
-
+// The bAbI check batch's sizes (qa/babi_check.hpp) with tiny model dimensions.
 nlohmann::json check_config(const char* variant) {
-  return {{"variant", variant},
-          {"vocab_size", 7},
-          {"sentence_len", 3},
-          {"memory_size", 4},
-          {"embedding_dim", 4},
-          {"memory_slots", 3},
-          {"init_std", 0.5},
-          // Slopes away from 1, so that the PReLUs' kinks are in the function being checked.
-          {"prelu_init", 0.25}};
+  nlohmann::json c = qa::babi_check_dims();
+  c["variant"] = variant;
+  c["embedding_dim"] = 4;
+  c["memory_slots"] = 3;
+  c["init_std"] = 0.5;
+  // Slopes away from 1, so that the PReLUs' kinks are in the checked function.
+  c["prelu_init"] = 0.25;
+  return c;
 }
 
 const bool kRegistered = [] {
@@ -245,7 +224,7 @@ const bool kRegistered = [] {
                           {"lr_halve_every_epochs", 25}},
        .task_defaults = kTaskDefaults,
        .check_configs = {check_config("official"), paper, mean},
-       .check_batch = make_check_batch});
+       .check_batch = qa::make_babi_check_batch});
   return true;
 }();
 
