@@ -88,15 +88,16 @@ struct ModelInfo {
   // lr_halve_every_epochs (0 = never), lr_decay_start and lr_decay_final (linear decay from that
   // step to lr * lr_decay_final at the last step; start 0 = constant).
   nlohmann::json train_defaults;
-  // Task settings of the recipe (e.g. bAbI's memory_size, the sentences a question sees), applied
-  // to a task that has the setting; a flag still overrides them.
-  nlohmann::json task_defaults = nlohmann::json::object();
   // Gradient checks (memgrad gradcheck --model NAME, and the test suite, which fails for a model
   // without them): tiny configs, one per variant worth checking (e.g. both fusion modes, cache on,
   // set and sequence outputs), each with a "variant" label, and a generator of a tiny multi-step
   // batch holding the fields forward() reads.
   std::vector<nlohmann::json> check_configs;
   std::function<void(Rng& rng, DType dtype, Batch& batch)> check_batch;
+  // The model's own defaults for settings of the tasks it reads, {task: {setting: value}}, put over
+  // the task's defaults before the flags (e.g. encdec reads babi's "words" view: {"babi":
+  // {"babi_view": "words"}}). A setting the task does not have is an Error.
+  nlohmann::json task_settings = nlohmann::json::object();
 };
 
 void register_model(ModelInfo info);

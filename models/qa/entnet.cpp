@@ -33,8 +33,9 @@ const nlohmann::json kDefaults = {
     {"loss", "sum"},  // "sum" over the batch (official) or "mean"
 };
 
-// Task settings the recipe sets: the official code keeps the last 70 sentences of a story.
-const nlohmann::json kTaskDefaults = {{"memory_size", 70}};
+// Settings of the babi task the recipe sets: the official code keeps the last 70 sentences of a
+// story before each question.
+const nlohmann::json kTaskSettings = {{"babi", {{"memory_size", 70}}}};
 
 }  // namespace
 
@@ -222,9 +223,9 @@ const bool kRegistered = [] {
                           {"epochs", 200},
                           {"clip_norm", 40.0},
                           {"lr_halve_every_epochs", 25}},
-       .task_defaults = kTaskDefaults,
        .check_configs = {check_config("official"), paper, mean},
-       .check_batch = qa::make_babi_check_batch});
+       .check_batch = qa::make_babi_check_batch,
+       .task_settings = kTaskSettings});
   return true;
 }();
 
