@@ -62,10 +62,18 @@ struct DivRule {
   template <class T> static T da(T, T b, T) { return T(1) / b; }
   template <class T> static T db(T, T b, T z) { return -z / b; }
 };
+// Branch-free, so that GCC vectorizes both passes: a select (x > 0 ? 1 : s, or a 0/1 factor from a
+// comparison) is "control flow in loop" to it, and PReLU's backward over mixed signs ran ~15x
+// slower than mul's (EntNet's profile). f is exactly the branchy value (max(x, 0) + s min(x, 0)
+// adds an exact 0 to one term); in da the step p = 1/2 + copysign(1/2, x) is 1 for x > 0 and 0
+// for x < 0, so da is 1 or s exactly; at x = +0 it takes the right-hand derivative 1 (-0: s).
 struct PreluRule {  // a = x, b = slope
-  template <class T> static T f(T x, T s) { return x > T(0) ? x : s * x; }
-  template <class T> static T da(T x, T s, T) { return x > T(0) ? T(1) : s; }
-  template <class T> static T db(T x, T, T) { return x > T(0) ? T(0) : x; }
+  template <class T> static T f(T x, T s) { return std::max(x, T(0)) + s * std::min(x, T(0)); }
+  template <class T> static T da(T x, T s, T) {
+    const T p = T(0.5) + std::copysign(T(0.5), x);
+    return p + (T(1) - p) * s;
+  }
+  template <class T> static T db(T x, T, T) { return std::min(x, T(0)); }
 };
 // clang-format on
 

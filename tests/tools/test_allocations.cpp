@@ -106,6 +106,15 @@ TEST_CASE("no heap allocation after the first memn2n training step, story length
                                      "story") > 1);
 }
 
+TEST_CASE("no heap allocation after the first entnet training step, story lengths varying") {
+  test::TempDir dir;
+  const std::string data = write_babi(dir);
+  CHECK(check_steps_allocate_nothing({"--task", "babi", "--model", "entnet", "--data", data,
+                                      "--babi-task", "1", "--batch", "8", "--embedding-dim", "8",
+                                      "--memory-slots", "4", "--iterations", "1000"},
+                                     "story") > 1);
+}
+
 TEST_CASE("no heap allocation after the first encdec training step, sequence lengths varying") {
   test::TempDir dir;
   const std::string data = write_babi(dir);
