@@ -50,8 +50,19 @@ void position_factors(const std::string& kind, int64_t J, int64_t D, std::vector
                                  : 4.0 * (double(d) - double(D + 1) / 2) / double(D * J));
 }
 
-// |x| = relu(x) + relu(-x) (the gradient is sign(x) away from 0).
-Var absolute(Var x) { return add(relu(x), relu(neg(x))); }
+// |x| = x o sign(x), with sign(x) read from the values as data (no gradient of its own): one
+// product whose derivative is sign(x), exact away from 0. `sign` is the model's buffer for it,
+// reused every step.
+Var absolute(Tape& tape, Var x, Tensor& sign) {
+  sign.reshape_reuse(x.shape(), x.dtype());
+  MG_DISPATCH(x.dtype(), T, {
+    const T* px = x.value().data<T>();
+    T* ps = sign.data<T>();
+    for (int64_t i = 0, n = x.value().numel(); i < n; ++i)
+      ps[i] = px[i] > T(0) ? T(1) : (px[i] < T(0) ? T(-1) : T(0));
+  });
+  return mul(x, tape.input(sign));
+}
 
 }  // namespace
 
@@ -107,6 +118,7 @@ DmnPlus::DmnPlus(const nlohmann::json& user, DType dtype, uint64_t seed)
   // Weights are the rank-2 parameters; biases (rank 1) are not penalised.
   for (size_t i = 0; i < params_.size(); ++i)
     if (params_[i].value.rank() == 2) weights_.push_back(&params_[i]);
+  abs_sign_.resize(size_t(passes_ + 1));  // |f - q| and |f - m^{t-1}| of every pass
 }
 
 void DmnPlus::build_inputs(const Tensor& story, const Tensor& mask, const Tensor& query) {
@@ -234,9 +246,11 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
   const Var q = read_question(tape, E, tape.input(query), b);
 
   // Episodic memory. The q half of W^(1) z: [f o q ; |f - q|] W1_q + b1, once for every pass.
+  int64_t calls = 0;
   auto features = [&](Var v) {  // [f o v ; |f - v|] as [B*M, 2H]
     const Var vb = reshape(v, Shape{b, 1, H});
-    return reshape(concat({mul(F, vb), absolute(sub(F, vb))}, 2), Shape{b * m, 2 * H});
+    const Var diff = absolute(tape, sub(F, vb), abs_sign_[size_t(calls++)]);
+    return reshape(concat({mul(F, vb), diff}, 2), Shape{b * m, 2 * H});
   };
   const Var att_q = addmm(tape.param(*att_b1_), features(q), tape.param(*att_w1_q_));
   const Var xw_episode = reshape(episode_.project(F), Shape{b, m * 2 * H});

@@ -82,6 +82,7 @@ class DmnPlus : public Model {
   Tensor pe_b_;                            // b_d [d]
   Tensor query_mask_;                      // [B, J]: 1 on question words
   Tensor neg_;                             // [1] = -1e30, the score of a padding fact
+  std::vector<Tensor> abs_sign_;           // sign(f - q), sign(f - m^{t-1}): |x| = x o sign(x)
   std::vector<char> fact_all_, word_all_;  // per fact / word position: every sample has one
   int64_t question_steps_ = 0;             // the batch's longest question
 };
