@@ -126,10 +126,6 @@ void DmnPlus::build_inputs(const Tensor& story, const Tensor& mask, const Tensor
   const DType dtype = params_.dtype();
   const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2);
   position_factors(position_encoding_, j, dim_, pe_a_, pe_c_, pe_b_, dtype);
-  for (Tensor* t : {&bag_a_, &bag_c_}) {
-    t->reshape_reuse(Shape{b * m, vocab_}, dtype);
-    t->zero();
-  }
   mask_.reshape_reuse(Shape{b, m}, dtype);
   query_.reshape_reuse(Shape{b, j}, dtype);
   query_mask_.reshape_reuse(Shape{b, j}, dtype);
@@ -157,9 +153,21 @@ void DmnPlus::build_inputs(const Tensor& story, const Tensor& mask, const Tensor
   // active_[i] rows (see forward()).
   sorted_ = layers::longest_first(counts_, order_);
   unsort_.resize(size_t(b));
+  real_.clear();
+  real_sample_.clear();
   for (int64_t p = 0; p < b; ++p) {
     unsort_[size_t(order_[size_t(p)])] = p;
-    for (int64_t i = 0; i < counts_[size_t(order_[size_t(p)])]; ++i) ++active_[size_t(i)];
+    for (int64_t i = 0; i < counts_[size_t(order_[size_t(p)])]; ++i) {
+      ++active_[size_t(i)];
+      real_.push_back(p * m + i);  // the real facts' rows of [B*M], increasing
+      real_sample_.push_back(p);
+    }
+  }
+  MG_CHECK(!real_.empty(), kName, ": no sample of the batch has a fact (memory_mask is all 0)");
+  const auto r = int64_t(real_.size());
+  for (Tensor* t : {&bag_a_, &bag_c_}) {
+    t->reshape_reuse(Shape{r, vocab_}, dtype);
+    t->zero();
   }
   MG_DISPATCH(dtype, T, {
     const T* ps = story.data<T>();
@@ -175,16 +183,19 @@ void DmnPlus::build_inputs(const Tensor& story, const Tensor& mask, const Tensor
                "' holds ", id, ", not a word id in [0, ", vocab_, ")");
       return int64_t(id);
     };
+    int64_t row = 0;  // the next real fact's row of A and C
     for (int64_t p = 0; p < b; ++p) {
       const int64_t s = order_[size_t(p)];  // row p holds sample s
       for (int64_t k = 0; k < m; ++k) {
         sm[p * m + k] = pm[s * m + k];
+        if (pm[s * m + k] == T(0)) continue;
         for (int64_t w = 0; w < j; ++w) {
           const int64_t id = word(ps[(s * m + k) * j + w], "story");
           if (id == 0) continue;  // nil: padding words add nothing
-          na[(p * m + k) * vocab_ + id] += T(pe_a_[size_t(w)]);
-          nc[(p * m + k) * vocab_ + id] += T(pe_c_[size_t(w)]);
+          na[row * vocab_ + id] += T(pe_a_[size_t(w)]);
+          nc[row * vocab_ + id] += T(pe_c_[size_t(w)]);
         }
+        ++row;
       }
       for (int64_t w = 0; w < j; ++w) {
         const int64_t id = word(pq[s * j + w], "query");
@@ -224,7 +235,7 @@ Var DmnPlus::step_active(Tape& tape, const DmnGru& cell, Var xw, int64_t column,
 // Input fusion layer: ->f_i = GRU_fwd(f_i, ->f_{i-1}), <-f_i = GRU_bwd(f_i, <-f_{i+1}), both
 // from zero states; a padding fact leaves a direction's state as it was (only the rows that have
 // fact i step). Returns <->f_i = ->f_i + <-f_i, [B, M, H].
-Var DmnPlus::fuse(Tape& tape, Var facts, int64_t b, int64_t m) {
+Var DmnPlus::fuse(Tape& tape, Var facts, Var real, int64_t b, int64_t m) {
   const int64_t H = hidden_, G = 3 * H;
   static const char kFwd = 0, kBwd = 0;
   std::vector<Var>& fwd = tape.var_scratch(&kFwd);
@@ -233,7 +244,9 @@ Var DmnPlus::fuse(Tape& tape, Var facts, int64_t b, int64_t m) {
   bwd.assign(size_t(m), Var{});
   for (int dir = 0; dir < 2; ++dir) {
     const DmnGru& cell = dir == 0 ? fusion_fwd_ : fusion_bwd_;
-    const Var xw = reshape(cell.project(facts), Shape{b, m * G});  // every fact in one GEMM
+    // Every real fact's projection in one GEMM, put in its slot of [B, M*G] (padding slots 0:
+    // no step reads them).
+    const Var xw = reshape(scatter_add_rows(cell.project(facts), real, b * m), Shape{b, m * G});
     Var h = tape.constant(Shape{b, H}, facts.dtype(), 0.0);
     for (int64_t k = 0; k < m; ++k) {
       const int64_t i = dir == 0 ? k : m - 1 - k;
@@ -295,22 +308,28 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
   const Var E = tape.param(*embedding_);
   const Var mk = tape.input(mask_);
 
-  // Input module: f = A E + b o (C E) (the position encoding, rank 2), dropout, fusion.
+  // Input module: f = A E + b o (C E) (the position encoding, rank 2) for the R real facts,
+  // dropout, fusion.
+  const Var real = layers::index_leaf(tape, real_, dtype);  // their rows of [B*M]
   const Var f0 = add(matmul(tape.input(bag_a_), E), mul(matmul(tape.input(bag_c_), E),
-                                                        tape.input(pe_b_)));  // [B*M, d]
-  const Var f_in = reshape(dropout(f0, dropout_, opts.training), Shape{b, m, dim_});
-  const Var F = fuse(tape, f_in, b, m);  // [B, M, H]
+                                                        tape.input(pe_b_)));  // [R, d]
+  const Var f_in = dropout(f0, dropout_, opts.training);
+  const Var F =
+      gather_rows(reshape(fuse(tape, f_in, real, b, m), Shape{b * m, H}), real);  // [R, H]
   const Var q = read_question(tape, E, tape.input(query_), b);
 
-  // Episodic memory. The q half of W^(1) z: [f o q ; |f - q|] W1_q + b1, once for every pass.
+  // Episodic memory, over the real facts. The q half of W^(1) z: [f o q ; |f - q|] W1_q + b1,
+  // once for every pass.
+  const Var sample = layers::index_leaf(tape, real_sample_, dtype);  // each real fact's row
   int64_t calls = 0;
-  auto features = [&](Var v) {  // [f o v ; |f - v|] as [B*M, 2H]
-    const Var vb = reshape(v, Shape{b, 1, H});
-    const Var diff = absolute(tape, sub(F, vb), abs_sign_[size_t(calls++)]);
-    return reshape(concat({mul(F, vb), diff}, 2), Shape{b * m, 2 * H});
+  auto features = [&](Var v) {  // [f o v ; |f - v|] as [R, 2H]
+    const Var vr = gather_rows(v, sample);
+    const Var diff = absolute(tape, sub(F, vr), abs_sign_[size_t(calls++)]);
+    return concat({mul(F, vr), diff}, 1);
   };
   const Var att_q = addmm(tape.param(*att_b1_), features(q), tape.param(*att_w1_q_));
-  const Var xw_episode = reshape(episode_.project(F), Shape{b, m * 2 * H});
+  const Var xw_episode =
+      reshape(scatter_add_rows(episode_.project(F), real, b * m), Shape{b, m * 2 * H});
   const bool all_facts = active_.back() == b;
   if (!all_facts && (!neg_.defined() || neg_.dtype() != dtype))
     neg_ = Tensor::full(Shape{1}, dtype, -1e30);
@@ -318,7 +337,8 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
   for (int64_t t = 0; t < passes_; ++t) {
     // Z^t = W^(2) tanh(W^(1) z^t + b^(1));  g^t = softmax over the real facts (b^(2): none).
     const Var hidden = tanh(add(att_q, matmul(features(mem), tape.param(*att_w1_m_))));
-    Var scores = reshape(att_score_(tape, hidden), Shape{b, m});
+    const Var scores =
+        reshape(scatter_add_rows(att_score_(tape, hidden), real, b * m), Shape{b, m});
     Var g;
     if (all_facts)
       g = softmax(scores);
