@@ -41,7 +41,9 @@
 #include <string>
 #include <vector>
 
-#include "models/layers.hpp"
+#include "models/layers/batch_fields.hpp"
+#include "models/layers/config.hpp"
+#include "models/layers/linear.hpp"
 #include "models/model.hpp"
 #include "models/qa/dmn_gru.hpp"
 
