@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/layers/row_packing.hpp"
+#include "models/qa/babi_check.hpp"
+#include "models/qa/position_encoding.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {
@@ -41,13 +44,12 @@ void position_factors(const std::string& kind, int64_t J, int64_t D, std::vector
   for (int64_t j = 1; j <= J; ++j) {
     const double x = double(j) / double(J);
     // paper: (1 - j/J) - (d/D)(1 - 2j/J) = (1 - j/J) + (d/D)(2j/J - 1)
-    // memn2n: 1 + 4 (d - (D+1)/2)(j - (J+1)/2) / (D J)
+    // memn2n: 1 + alpha_d beta_j (models/qa/position_encoding.hpp)
     a[size_t(j - 1)] = kind == "paper" ? 1.0 - x : 1.0;
-    c[size_t(j - 1)] = kind == "paper" ? 2.0 * x - 1.0 : double(j) - double(J + 1) / 2;
+    c[size_t(j - 1)] = kind == "paper" ? 2.0 * x - 1.0 : qa::position_beta(j, J);
   }
   for (int64_t d = 1; d <= D; ++d)
-    b.set(d - 1, kind == "paper" ? double(d) / double(D)
-                                 : 4.0 * (double(d) - double(D + 1) / 2) / double(D * J));
+    b.set(d - 1, kind == "paper" ? double(d) / double(D) : qa::position_alpha(d, D, J));
 }
 
 // |x| = x o sign(x), with sign(x) read from the values as data (no gradient of its own): one
@@ -381,36 +383,18 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
 
 namespace {
 
-// A tiny check batch: B = 3 questions, M = 4 fact slots, J = 4 words (vocab 9); the samples have
-// 2, 4 and 1 facts (padding facts in two; not in order of fact count, so the forward reorders
-// them), sentences and questions of different lengths with nil padding, answers among the words.
-void make_check_batch(Rng& rng, DType dtype, Batch& batch) {
-  const int64_t b = 3, m = 4, j = 4, vocab = 9;
-  const int64_t facts[3] = {2, 4, 1}, question_words[3] = {3, 4, 2};
-  Tensor& story = batch.field("story", Shape{b, m, j}, dtype);
-  Tensor& time = batch.field("time", Shape{b, m}, dtype);
-  Tensor& mask = batch.field("memory_mask", Shape{b, m}, dtype);
-  Tensor& query = batch.field("query", Shape{b, j}, dtype);
-  Tensor& answer = batch.field("answer", Shape{b}, dtype);
-  for (int64_t s = 0; s < b; ++s) {
-    for (int64_t k = 0; k < facts[s]; ++k) {
-      const int64_t words = 2 + int64_t(rng.below(uint64_t(j - 1)));  // 2..J words, then nil
-      for (int64_t w = 0; w < words; ++w)
-        story.set((s * m + k) * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
-      time.set(s * m + k, double(facts[s] - k));
-      mask.set(s * m + k, 1);
-    }
-    for (int64_t w = 0; w < question_words[s]; ++w)
-      query.set(s * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
-    answer.set(s, double(1 + rng.below(uint64_t(vocab - 1))));
-  }
-  batch.size = b;
-}
-
+// The shared bAbI check batch's sizes (models/qa/babi_check.hpp: 4, 2 and 3 facts, so the forward
+// reorders the samples; padding facts and words; a question with a nil word).
 nlohmann::json check_config(const char* variant) {
-  return {{"variant", variant}, {"vocab_size", 9},      {"sentence_len", 4}, {"memory_size", 4},
-          {"embedding_dim", 5}, {"hidden", 4},          {"passes", 3},       {"dropout", 0.25},
-          {"l2", 0.01},         {"embedding_init", 1.0}};
+  nlohmann::json c = qa::babi_check_dims();
+  c.update({{"variant", variant},
+            {"embedding_dim", 5},
+            {"hidden", 4},
+            {"passes", 3},
+            {"dropout", 0.25},
+            {"l2", 0.01},
+            {"embedding_init", 1.0}});
+  return c;
 }
 
 const bool kRegistered = [] {
@@ -434,7 +418,7 @@ const bool kRegistered = [] {
        // 20 epochs without a better validation loss: not done by the trainer, docs/dmn-plus.md).
        .train_defaults = {{"optimizer", "adam"}, {"lr", 1e-3}, {"batch", 100}, {"epochs", 256}},
        .check_configs = {check_config("gru-answer-untied-paper-pe-dropout-l2"), linear},
-       .check_batch = make_check_batch});
+       .check_batch = qa::make_babi_check_batch});
   return true;
 }();
 

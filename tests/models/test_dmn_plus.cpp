@@ -203,7 +203,7 @@ TEST_CASE("dmn-plus: config and batch errors name the key or the field") {
   CHECK_THROWS_WITH_AS(model.forward(tape, batch, ForwardOptions{}), doctest::Contains("query"),
                        Error);
   Batch no_mask;
-  no_mask.field("story", Shape{1, 1, 4}, DType::f64);
+  no_mask.field("story", Shape{1, 1, 3}, DType::f64);
   Tape tape2;
   CHECK_THROWS_WITH_AS(model.forward(tape2, no_mask, ForwardOptions{}),
                        doctest::Contains("memory_mask"), Error);
@@ -235,7 +235,7 @@ TEST_CASE("dmn-plus: each sample's prediction is its own, whatever the order of 
   // A fact after an empty slot is refused: facts come first.
   Batch gap = check_batch();
   Tensor mask = gap.get("memory_mask");  // shares the batch's storage
-  mask.set(0 * 4 + 3, 1.0);              // sample 0 has 2 facts: slot 3 after empty slot 2
+  mask.set(1 * 4 + 3, 1.0);              // sample 1 has 2 facts: slot 3 after empty slot 2
   Tape tg;
   CHECK_THROWS_WITH_AS(model.forward(tg, gap, o), doctest::Contains("facts first"), Error);
 }
