@@ -418,7 +418,10 @@ const bool kRegistered = [] {
        // 20 epochs without a better validation loss: not done by the trainer, docs/dmn-plus.md).
        .train_defaults = {{"optimizer", "adam"}, {"lr", 1e-3}, {"batch", 100}, {"epochs", 256}},
        .check_configs = {check_config("gru-answer-untied-paper-pe-dropout-l2"), linear},
-       .check_batch = qa::make_babi_check_batch});
+       .check_batch = qa::make_babi_check_batch,
+       // The paper's input, the last 100 sentences before the question, and its model selection,
+       // the best epoch on the validation questions (docs/dmn-plus.md).
+       .task_settings = {{"babi", {{"memory_size", 100}, {"select_epoch", "valid"}}}}});
   return true;
 }();
 
