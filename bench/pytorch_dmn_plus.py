@@ -255,7 +255,7 @@ def main():
     ap.add_argument("--data", default="../shared/data/babi")
     ap.add_argument("--babi-set", default="en-10k")
     ap.add_argument("--babi-task", type=int, default=1)
-    ap.add_argument("--memory-size", type=int, default=50)
+    ap.add_argument("--memory-size", type=int, default=100)   # dmn-plus sets babi's to 100
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=30, help="measured steps")
     ap.add_argument("--warmup", type=int, default=5)
