@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/layers/row_packing.hpp"
+#include "models/qa/babi_check.hpp"
+#include "models/qa/position_encoding.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {
@@ -41,17 +44,27 @@ void position_factors(const std::string& kind, int64_t J, int64_t D, std::vector
   for (int64_t j = 1; j <= J; ++j) {
     const double x = double(j) / double(J);
     // paper: (1 - j/J) - (d/D)(1 - 2j/J) = (1 - j/J) + (d/D)(2j/J - 1)
-    // memn2n: 1 + 4 (d - (D+1)/2)(j - (J+1)/2) / (D J)
+    // memn2n: 1 + alpha_d beta_j (models/qa/position_encoding.hpp)
     a[size_t(j - 1)] = kind == "paper" ? 1.0 - x : 1.0;
-    c[size_t(j - 1)] = kind == "paper" ? 2.0 * x - 1.0 : double(j) - double(J + 1) / 2;
+    c[size_t(j - 1)] = kind == "paper" ? 2.0 * x - 1.0 : qa::position_beta(j, J);
   }
   for (int64_t d = 1; d <= D; ++d)
-    b.set(d - 1, kind == "paper" ? double(d) / double(D)
-                                 : 4.0 * (double(d) - double(D + 1) / 2) / double(D * J));
+    b.set(d - 1, kind == "paper" ? double(d) / double(D) : qa::position_alpha(d, D, J));
 }
 
-// |x| = relu(x) + relu(-x) (the gradient is sign(x) away from 0).
-Var absolute(Var x) { return add(relu(x), relu(neg(x))); }
+// |x| = x o sign(x), with sign(x) read from the values as data (no gradient of its own): one
+// product whose derivative is sign(x), exact away from 0. `sign` is the model's buffer for it,
+// reused every step.
+Var absolute(Tape& tape, Var x, Tensor& sign) {
+  sign.reshape_reuse(x.shape(), x.dtype());
+  MG_DISPATCH(x.dtype(), T, {
+    const T* px = x.value().data<T>();
+    T* ps = sign.data<T>();
+    for (int64_t i = 0, n = x.value().numel(); i < n; ++i)
+      ps[i] = px[i] > T(0) ? T(1) : (px[i] < T(0) ? T(-1) : T(0));
+  });
+  return mul(x, tape.input(sign));
+}
 
 }  // namespace
 
@@ -107,57 +120,124 @@ DmnPlus::DmnPlus(const nlohmann::json& user, DType dtype, uint64_t seed)
   // Weights are the rank-2 parameters; biases (rank 1) are not penalised.
   for (size_t i = 0; i < params_.size(); ++i)
     if (params_[i].value.rank() == 2) weights_.push_back(&params_[i]);
+  abs_sign_.resize(size_t(passes_ + 1));  // |f - q| and |f - m^{t-1}| of every pass
 }
 
-void DmnPlus::build_inputs(const Tensor& story, const Tensor& mask, const Tensor& query) {
+void DmnPlus::build_inputs(const Tensor& story, const Tensor& mask, const Tensor& query,
+                           const Tensor& answer) {
   const DType dtype = params_.dtype();
   const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2);
   position_factors(position_encoding_, j, dim_, pe_a_, pe_c_, pe_b_, dtype);
-  for (Tensor* t : {&bag_a_, &bag_c_}) {
-    t->reshape_reuse(Shape{b * m, vocab_}, dtype);
-    t->zero();
-  }
+  mask_.reshape_reuse(Shape{b, m}, dtype);
+  query_.reshape_reuse(Shape{b, j}, dtype);
   query_mask_.reshape_reuse(Shape{b, j}, dtype);
-  fact_all_.assign(size_t(m), 1);
+  answer_.reshape_reuse(Shape{b}, dtype);
+  counts_.assign(size_t(b), 0);
+  active_.assign(size_t(m), 0);
   word_all_.assign(size_t(j), 1);
   question_steps_ = 0;
+  MG_DISPATCH(dtype, T, {
+    // Each sample's facts: a prefix of its slots (the babi task's layout), counted.
+    const T* pm = mask.data<T>();
+    for (int64_t s = 0; s < b; ++s)
+      for (int64_t k = 0; k < m; ++k) {
+        const T v = pm[s * m + k];
+        MG_CHECK(v == T(0) || v == T(1), kName, ": batch field 'memory_mask' holds ", v,
+                 ", not 0 or 1");
+        MG_CHECK(v == T(0) || k == counts_[size_t(s)], kName,
+                 ": batch field 'memory_mask' must hold each sample's facts first (1s, then 0s); "
+                 "sample ",
+                 s, " has a fact at slot ", k, " after an empty slot");
+        if (v != T(0)) ++counts_[size_t(s)];
+      }
+  });
+  // Rows in order of fact count, most first: at fact i the rows that have one are the leading
+  // active_[i] rows (see forward()).
+  sorted_ = layers::longest_first(counts_, order_);
+  unsort_.resize(size_t(b));
+  real_.clear();
+  real_sample_.clear();
+  for (int64_t p = 0; p < b; ++p) {
+    unsort_[size_t(order_[size_t(p)])] = p;
+    for (int64_t i = 0; i < counts_[size_t(order_[size_t(p)])]; ++i) {
+      ++active_[size_t(i)];
+      real_.push_back(p * m + i);  // the real facts' rows of [B*M], increasing
+      real_sample_.push_back(p);
+    }
+  }
+  MG_CHECK(!real_.empty(), kName, ": no sample of the batch has a fact (memory_mask is all 0)");
+  const auto r = int64_t(real_.size());
+  for (Tensor* t : {&bag_a_, &bag_c_}) {
+    t->reshape_reuse(Shape{r, vocab_}, dtype);
+    t->zero();
+  }
   MG_DISPATCH(dtype, T, {
     const T* ps = story.data<T>();
     const T* pm = mask.data<T>();
     const T* pq = query.data<T>();
     T* na = bag_a_.data<T>();
     T* nc = bag_c_.data<T>();
+    T* sm = mask_.data<T>();
+    T* sq = query_.data<T>();
     T* qm = query_mask_.data<T>();
     auto word = [&](T id, const char* field) {
       MG_CHECK(id >= 0 && id < T(vocab_) && id == std::floor(id), kName, ": batch field '", field,
                "' holds ", id, ", not a word id in [0, ", vocab_, ")");
       return int64_t(id);
     };
-    for (int64_t r = 0; r < b * m; ++r) {
-      MG_CHECK(pm[r] == T(0) || pm[r] == T(1), kName, ": batch field 'memory_mask' holds ", pm[r],
-               ", not 0 or 1");
-      if (pm[r] == T(0)) fact_all_[size_t(r % m)] = 0;
-      for (int64_t w = 0; w < j; ++w) {
-        const int64_t id = word(ps[r * j + w], "story");
-        if (id == 0) continue;  // nil: padding words add nothing
-        na[r * vocab_ + id] += T(pe_a_[size_t(w)]);
-        nc[r * vocab_ + id] += T(pe_c_[size_t(w)]);
+    int64_t row = 0;  // the next real fact's row of A and C
+    for (int64_t p = 0; p < b; ++p) {
+      const int64_t s = order_[size_t(p)];  // row p holds sample s
+      for (int64_t k = 0; k < m; ++k) {
+        sm[p * m + k] = pm[s * m + k];
+        if (pm[s * m + k] == T(0)) continue;
+        for (int64_t w = 0; w < j; ++w) {
+          const int64_t id = word(ps[(s * m + k) * j + w], "story");
+          if (id == 0) continue;  // nil: padding words add nothing
+          na[row * vocab_ + id] += T(pe_a_[size_t(w)]);
+          nc[row * vocab_ + id] += T(pe_c_[size_t(w)]);
+        }
+        ++row;
       }
+      for (int64_t w = 0; w < j; ++w) {
+        const int64_t id = word(pq[s * j + w], "query");
+        sq[p * j + w] = T(id);
+        qm[p * j + w] = id != 0 ? T(1) : T(0);
+        if (id != 0) question_steps_ = std::max(question_steps_, w + 1);
+        if (id == 0) word_all_[size_t(w)] = 0;
+      }
+      answer_.set(p, answer.at(s));
     }
-    for (int64_t s = 0; s < b; ++s)
-      for (int64_t w = 0; w < j; ++w) {
-        const bool real = word(pq[s * j + w], "query") != 0;
-        qm[s * j + w] = real ? T(1) : T(0);
-        if (real) question_steps_ = std::max(question_steps_, w + 1);
-        if (!real) word_all_[size_t(w)] = 0;
-      }
   });
 }
 
+// Rows of `rows_first` [B, ...] (in the forward's order, most facts first) put back in the
+// batch's order, for the trace.
+Tensor DmnPlus::batch_order(const Tensor& sorted) const {
+  Tensor out = sorted.clone();
+  const int64_t b = sorted.dim(0), row = sorted.numel() / b;
+  for (int64_t s = 0; s < b; ++s)
+    for (int64_t e = 0; e < row; ++e) out.set(s * row + e, sorted.at(unsort_[size_t(s)] * row + e));
+  return out;
+}
+
+// One step of `cell` on the rows that have fact i, the leading `a` of the b rows (rows in order of
+// fact count); the others keep their state h. gate: the attention GRU's g_i [b, 1].
+Var DmnPlus::step_active(Tape& tape, const DmnGru& cell, Var xw, int64_t column, Var h, int64_t a,
+                         Var gate) const {
+  const int64_t b = h.dim(0);
+  if (a == b) return cell.step(tape, xw, column, h, gate);
+  if (a == 0) return h;
+  // Leading rows are views; only the rows that keep their state are copied.
+  const Var fresh = cell.step(tape, slice(xw, 0, 0, a), column, slice(h, 0, 0, a),
+                              gate.defined() ? slice(gate, 0, 0, a) : Var{});
+  return concat({fresh, slice(h, 0, a, b - a)}, 0);
+}
+
 // Input fusion layer: ->f_i = GRU_fwd(f_i, ->f_{i-1}), <-f_i = GRU_bwd(f_i, <-f_{i+1}), both
-// from zero states; a padding fact (mask 0) leaves a direction's state as it was. Returns
-// <->f_i = ->f_i + <-f_i, [B, M, H].
-Var DmnPlus::fuse(Tape& tape, Var facts, Var mask, int64_t b, int64_t m) {
+// from zero states; a padding fact leaves a direction's state as it was (only the rows that have
+// fact i step). Returns <->f_i = ->f_i + <-f_i, [B, M, H].
+Var DmnPlus::fuse(Tape& tape, Var facts, Var real, int64_t b, int64_t m) {
   const int64_t H = hidden_, G = 3 * H;
   static const char kFwd = 0, kBwd = 0;
   std::vector<Var>& fwd = tape.var_scratch(&kFwd);
@@ -166,12 +246,13 @@ Var DmnPlus::fuse(Tape& tape, Var facts, Var mask, int64_t b, int64_t m) {
   bwd.assign(size_t(m), Var{});
   for (int dir = 0; dir < 2; ++dir) {
     const DmnGru& cell = dir == 0 ? fusion_fwd_ : fusion_bwd_;
-    const Var xw = reshape(cell.project(facts), Shape{b, m * G});  // every fact in one GEMM
+    // Every real fact's projection in one GEMM, put in its slot of [B, M*G] (padding slots 0:
+    // no step reads them).
+    const Var xw = reshape(scatter_add_rows(cell.project(facts), real, b * m), Shape{b, m * G});
     Var h = tape.constant(Shape{b, H}, facts.dtype(), 0.0);
     for (int64_t k = 0; k < m; ++k) {
       const int64_t i = dir == 0 ? k : m - 1 - k;
-      const Var fresh = cell.step(tape, xw, i * G, h);
-      h = fact_all_[size_t(i)] ? fresh : where(slice(mask, 1, i, 1), fresh, h);
+      h = step_active(tape, cell, xw, i * G, h, active_[size_t(i)]);
       (dir == 0 ? fwd : bwd)[size_t(i)] = h;
     }
   }
@@ -221,33 +302,45 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
   for (const Tensor* t : {&story, &mask, &query, &answer})
     MG_CHECK(t->dtype() == dtype, kName, ": batch fields must be ", dtype_name(dtype), ", got ",
              dtype_name(t->dtype()));
-  build_inputs(story, mask, query);
+  // The forward runs on the samples in order of fact count, most first (build_inputs): the
+  // steps at fact i then compute the leading rows that have one. The loss does not depend on
+  // the order; the predictions are put back in the batch's.
+  build_inputs(story, mask, query, answer);
   const int64_t H = hidden_;
   const Var E = tape.param(*embedding_);
-  const Var mk = tape.input(mask);
+  const Var mk = tape.input(mask_);
 
-  // Input module: f = A E + b o (C E) (the position encoding, rank 2), dropout, fusion.
+  // Input module: f = A E + b o (C E) (the position encoding, rank 2) for the R real facts,
+  // dropout, fusion.
+  const Var real = layers::index_leaf(tape, real_, dtype);  // their rows of [B*M]
   const Var f0 = add(matmul(tape.input(bag_a_), E), mul(matmul(tape.input(bag_c_), E),
-                                                        tape.input(pe_b_)));  // [B*M, d]
-  const Var f_in = reshape(dropout(f0, dropout_, opts.training), Shape{b, m, dim_});
-  const Var F = fuse(tape, f_in, mk, b, m);  // [B, M, H]
-  const Var q = read_question(tape, E, tape.input(query), b);
+                                                        tape.input(pe_b_)));  // [R, d]
+  const Var f_in = dropout(f0, dropout_, opts.training);
+  const Var F =
+      gather_rows(reshape(fuse(tape, f_in, real, b, m), Shape{b * m, H}), real);  // [R, H]
+  const Var q = read_question(tape, E, tape.input(query_), b);
 
-  // Episodic memory. The q half of W^(1) z: [f o q ; |f - q|] W1_q + b1, once for every pass.
-  auto features = [&](Var v) {  // [f o v ; |f - v|] as [B*M, 2H]
-    const Var vb = reshape(v, Shape{b, 1, H});
-    return reshape(concat({mul(F, vb), absolute(sub(F, vb))}, 2), Shape{b * m, 2 * H});
+  // Episodic memory, over the real facts. The q half of W^(1) z: [f o q ; |f - q|] W1_q + b1,
+  // once for every pass.
+  const Var sample = layers::index_leaf(tape, real_sample_, dtype);  // each real fact's row
+  int64_t calls = 0;
+  auto features = [&](Var v) {  // [f o v ; |f - v|] as [R, 2H]
+    const Var vr = gather_rows(v, sample);
+    const Var diff = absolute(tape, sub(F, vr), abs_sign_[size_t(calls++)]);
+    return concat({mul(F, vr), diff}, 1);
   };
   const Var att_q = addmm(tape.param(*att_b1_), features(q), tape.param(*att_w1_q_));
-  const Var xw_episode = reshape(episode_.project(F), Shape{b, m * 2 * H});
-  const bool all_facts = std::all_of(fact_all_.begin(), fact_all_.end(), [](char x) { return x; });
+  const Var xw_episode =
+      reshape(scatter_add_rows(episode_.project(F), real, b * m), Shape{b, m * 2 * H});
+  const bool all_facts = active_.back() == b;
   if (!all_facts && (!neg_.defined() || neg_.dtype() != dtype))
     neg_ = Tensor::full(Shape{1}, dtype, -1e30);
   Var mem = q;
   for (int64_t t = 0; t < passes_; ++t) {
     // Z^t = W^(2) tanh(W^(1) z^t + b^(1));  g^t = softmax over the real facts (b^(2): none).
     const Var hidden = tanh(add(att_q, matmul(features(mem), tape.param(*att_w1_m_))));
-    Var scores = reshape(att_score_(tape, hidden), Shape{b, m});
+    const Var scores =
+        reshape(scatter_add_rows(att_score_(tape, hidden), real, b * m), Shape{b, m});
     Var g;
     if (all_facts)
       g = softmax(scores);
@@ -255,17 +348,19 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
       g = mul(softmax(where(mk, scores, tape.input(neg_))), mk);
     // c^t: the attention GRU over the facts, gate g_i^t at fact i.
     Var h = tape.constant(Shape{b, H}, dtype, 0.0);
+    // Padding facts have g_i = 0 and would leave h unchanged: only the rows with fact i step.
     for (int64_t i = 0; i < m; ++i)
-      h = episode_.step(tape, xw_episode, i * 2 * H, h, slice(g, 1, i, 1));
+      h = step_active(tape, episode_, xw_episode, i * 2 * H, h, active_[size_t(i)],
+                      slice(g, 1, i, 1));
     // m^t = ReLU(W^t [m^{t-1} ; c^t ; q] + b).
     const layers::Linear& update = memory_update_[size_t(tied_update_ ? 0 : t)];
     mem = relu(update(tape, concat({mem, h, q}, 1)));
     if (opts.trace) {
       char name[48];
       std::snprintf(name, sizeof name, "episode/t%lld/attention", (long long)(t + 1));
-      opts.trace->record(name, g.value());
+      opts.trace->record(name, batch_order(g.value()));
       std::snprintf(name, sizeof name, "episode/t%lld/memory", (long long)(t + 1));
-      opts.trace->record(name, mem.value());
+      opts.trace->record(name, batch_order(mem.value()));
     }
   }
 
@@ -278,8 +373,9 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
   } else {
     r.predictions = answer_out_(tape, concat({m_out, q}, 1));
   }
+  r.loss = cross_entropy(r.predictions, tape.input(answer_));
+  if (sorted_) r.predictions = gather_rows(r.predictions, layers::index_leaf(tape, unsort_, dtype));
   if (opts.trace) opts.trace->record("answer_logits", r.predictions.value());
-  r.loss = cross_entropy(r.predictions, tape.input(answer));
   if (sum_loss_) r.loss = scale(r.loss, double(b));
   if (l2_ > 0) r.loss = add(r.loss, weight_penalty(tape));
   return r;
@@ -287,36 +383,18 @@ ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOpti
 
 namespace {
 
-// A tiny check batch: B = 3 questions, M = 4 fact slots, J = 4 words (vocab 9); the samples have
-// 4, 2 and 1 facts (padding facts in the last two), sentences and questions of different lengths
-// with nil padding, answers among the words.
-void make_check_batch(Rng& rng, DType dtype, Batch& batch) {
-  const int64_t b = 3, m = 4, j = 4, vocab = 9;
-  const int64_t facts[3] = {4, 2, 1}, question_words[3] = {3, 4, 2};
-  Tensor& story = batch.field("story", Shape{b, m, j}, dtype);
-  Tensor& time = batch.field("time", Shape{b, m}, dtype);
-  Tensor& mask = batch.field("memory_mask", Shape{b, m}, dtype);
-  Tensor& query = batch.field("query", Shape{b, j}, dtype);
-  Tensor& answer = batch.field("answer", Shape{b}, dtype);
-  for (int64_t s = 0; s < b; ++s) {
-    for (int64_t k = 0; k < facts[s]; ++k) {
-      const int64_t words = 2 + int64_t(rng.below(uint64_t(j - 1)));  // 2..J words, then nil
-      for (int64_t w = 0; w < words; ++w)
-        story.set((s * m + k) * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
-      time.set(s * m + k, double(facts[s] - k));
-      mask.set(s * m + k, 1);
-    }
-    for (int64_t w = 0; w < question_words[s]; ++w)
-      query.set(s * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
-    answer.set(s, double(1 + rng.below(uint64_t(vocab - 1))));
-  }
-  batch.size = b;
-}
-
+// The shared bAbI check batch's sizes (models/qa/babi_check.hpp: 4, 2 and 3 facts, so the forward
+// reorders the samples; padding facts and words; a question with a nil word).
 nlohmann::json check_config(const char* variant) {
-  return {{"variant", variant}, {"vocab_size", 9},      {"sentence_len", 4}, {"memory_size", 4},
-          {"embedding_dim", 5}, {"hidden", 4},          {"passes", 3},       {"dropout", 0.25},
-          {"l2", 0.01},         {"embedding_init", 1.0}};
+  nlohmann::json c = qa::babi_check_dims();
+  c.update({{"variant", variant},
+            {"embedding_dim", 5},
+            {"hidden", 4},
+            {"passes", 3},
+            {"dropout", 0.25},
+            {"l2", 0.01},
+            {"embedding_init", 1.0}});
+  return c;
 }
 
 const bool kRegistered = [] {
@@ -340,7 +418,10 @@ const bool kRegistered = [] {
        // 20 epochs without a better validation loss: not done by the trainer, docs/dmn-plus.md).
        .train_defaults = {{"optimizer", "adam"}, {"lr", 1e-3}, {"batch", 100}, {"epochs", 256}},
        .check_configs = {check_config("gru-answer-untied-paper-pe-dropout-l2"), linear},
-       .check_batch = make_check_batch});
+       .check_batch = qa::make_babi_check_batch,
+       // The paper's input, the last 100 sentences before the question, and its model selection,
+       // the best epoch on the validation questions (docs/dmn-plus.md).
+       .task_settings = {{"babi", {{"memory_size", 100}, {"select_epoch", "valid"}}}}});
   return true;
 }();
 

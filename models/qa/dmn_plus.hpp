@@ -58,10 +58,17 @@ class DmnPlus : public Model {
   ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
 
  private:
-  // Fills the bag-of-words matrices A, C of the facts and the question's word mask from the ids.
-  void build_inputs(const Tensor& story, const Tensor& mask, const Tensor& query);
+  // Puts the samples in order of fact count, most first (order_), and fills, in that order, the
+  // bag-of-words matrices A, C of the facts, the mask, the question and its word mask, and the
+  // answers.
+  void build_inputs(const Tensor& story, const Tensor& mask, const Tensor& query,
+                    const Tensor& answer);
+  Tensor batch_order(const Tensor& sorted) const;
+  Var step_active(Tape& tape, const DmnGru& cell, Var xw, int64_t column, Var h, int64_t a,
+                  Var gate = Var{}) const;
   // The facts after the input fusion layer, [B, M, H].
-  Var fuse(Tape& tape, Var facts, Var mask, int64_t b, int64_t m);
+  // facts [R, d]: the R real facts, rows `real` of [B*M].
+  Var fuse(Tape& tape, Var facts, Var real, int64_t b, int64_t m);
   // The question's last GRU state, [B, H].
   Var read_question(Tape& tape, Var embedding, Var query, int64_t b);
   // (l2 / 2) * sum of the squares of the weights.
@@ -79,13 +86,19 @@ class DmnPlus : public Model {
   std::vector<layers::Linear> memory_update_;  // T layers (1 when tied)
   std::vector<Parameter*> weights_;            // every weight the L2 penalty covers
   // Per-forward data, rebuilt from the batch (memory reused between steps).
-  Tensor bag_a_, bag_c_;                   // [B*M, V]
-  std::vector<double> pe_a_, pe_c_;        // a_j, c_j of the position encoding [J]
-  Tensor pe_b_;                            // b_d [d]
-  Tensor query_mask_;                      // [B, J]: 1 on question words
-  Tensor neg_;                             // [1] = -1e30, the score of a padding fact
-  std::vector<char> fact_all_, word_all_;  // per fact / word position: every sample has one
-  int64_t question_steps_ = 0;             // the batch's longest question
+  Tensor bag_a_, bag_c_;                       // [R, V]: the real facts only
+  std::vector<double> pe_a_, pe_c_;            // a_j, c_j of the position encoding [J]
+  Tensor pe_b_;                                // b_d [d]
+  Tensor mask_, query_, query_mask_, answer_;  // [B, M], [B, J], [B, J], [B], rows in order_
+  Tensor neg_;                                 // [1] = -1e30, the score of a padding fact
+  std::vector<Tensor> abs_sign_;               // sign(f - q), sign(f - m^{t-1}): |x| = x o sign(x)
+  std::vector<int64_t> counts_;                // facts per sample (batch order)
+  std::vector<int64_t> order_, unsort_;  // row p holds sample order_[p]; sample s is row unsort_[s]
+  bool sorted_ = false;                  // order_ is not the batch's order
+  std::vector<int64_t> active_;          // per fact slot i: rows with a fact there (leading rows)
+  std::vector<int64_t> real_, real_sample_;  // the real facts: rows p*M + i of [B*M], and p
+  std::vector<char> word_all_;               // per question word position: every sample has one
+  int64_t question_steps_ = 0;               // the batch's longest question
 };
 
 }  // namespace memgrad

@@ -203,8 +203,39 @@ TEST_CASE("dmn-plus: config and batch errors name the key or the field") {
   CHECK_THROWS_WITH_AS(model.forward(tape, batch, ForwardOptions{}), doctest::Contains("query"),
                        Error);
   Batch no_mask;
-  no_mask.field("story", Shape{1, 1, 4}, DType::f64);
+  no_mask.field("story", Shape{1, 1, 3}, DType::f64);
   Tape tape2;
   CHECK_THROWS_WITH_AS(model.forward(tape2, no_mask, ForwardOptions{}),
                        doctest::Contains("memory_mask"), Error);
+}
+
+TEST_CASE("dmn-plus: each sample's prediction is its own, whatever the order of the batch") {
+  // The forward puts the samples in order of fact count; the predictions come back in the
+  // batch's order: reversing the batch reverses the prediction rows and keeps the loss.
+  DmnPlus model(tiny(0), DType::f64, 9);
+  const Batch a = check_batch();
+  Batch r;
+  for (const auto& [name, t] : a.fields()) {
+    Tensor out = r.field(name, t.shape(), t.dtype());
+    const int64_t b = t.dim(0), row = t.numel() / b;
+    for (int64_t s = 0; s < b; ++s)
+      for (int64_t e = 0; e < row; ++e) out.set(s * row + e, t.at((b - 1 - s) * row + e));
+  }
+  r.size = a.size;
+  ForwardOptions o;
+  o.training = false;
+  Tape ta, tr;
+  const ForwardResult x = model.forward(ta, a, o), y = model.forward(tr, r, o);
+  CHECK(x.loss.value().at(0) == doctest::Approx(y.loss.value().at(0)).epsilon(1e-12));
+  const Tensor &px = x.predictions.value(), &py = y.predictions.value();
+  const int64_t classes = px.dim(1);
+  for (int64_t s = 0; s < 3; ++s)
+    for (int64_t c = 0; c < classes; ++c)
+      CHECK(px.at(s * classes + c) == doctest::Approx(py.at((2 - s) * classes + c)).epsilon(1e-12));
+  // A fact after an empty slot is refused: facts come first.
+  Batch gap = check_batch();
+  Tensor mask = gap.get("memory_mask");  // shares the batch's storage
+  mask.set(1 * 4 + 3, 1.0);              // sample 1 has 2 facts: slot 3 after empty slot 2
+  Tape tg;
+  CHECK_THROWS_WITH_AS(model.forward(tg, gap, o), doctest::Contains("facts first"), Error);
 }
