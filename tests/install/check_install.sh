@@ -42,10 +42,11 @@ fi
 
 echo "== pkg-config: the registry of a program linked with memgrad and memgrad-static"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+# shellcheck disable=SC2046
+g++ -c tests/install/pkgconfig_probe.cpp -o probe.o $(pkg-config --cflags memgrad)
 for pc in memgrad memgrad-static; do
   # shellcheck disable=SC2046
-  g++ -O1 tests/install/pkgconfig_probe.cpp -o "probe-$pc" $(pkg-config --cflags --libs "$pc") \
-      -Wl,-rpath,"$PREFIX/lib"
+  g++ probe.o -o "probe-$pc" $(pkg-config --libs "$pc") -Wl,-rpath,"$PREFIX/lib"
   "./probe-$pc"
 done
 

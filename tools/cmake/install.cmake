@@ -71,6 +71,9 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} 
 # the Debian runtime packages the program and libmemgrad.so load; recommends what building
 # against the headers needs. The build's -march=x86-64-v3 (MEMGRAD_NATIVE) is in it: configure
 # with -DMEMGRAD_NATIVE=OFF for a package meant for CPUs without AVX2.
+# cpack packages the build as it is: it does not build first (its "preinstall" would otherwise
+# rebuild every target, tests included, in the middle of a test run).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY TRUE)
 set(CPACK_PACKAGE_NAME memgrad)
 set(CPACK_PACKAGE_VENDOR memgrad)
 set(CPACK_PACKAGE_CONTACT "memgrad maintainers <memgrad@localhost>")
