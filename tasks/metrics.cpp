@@ -129,30 +129,30 @@ std::optional<double> average_precision(const std::vector<int>& labels,
   return ap;
 }
 
-BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
-                                     const std::vector<double>& scores, RankingMetric metric,
-                                     int resamples, std::uint64_t seed, double level) {
-  check_column(labels, scores);
+namespace {
+
+// The percentile interval of `value` over `resamples` bootstrap resamples of n samples: draw
+// i of a resample is index rng() % n of a std::mt19937_64 seeded with `seed`; value(indices) is
+// the statistic on them, nullopt when undefined (skipped and counted).
+template <class Value>
+BootstrapInterval percentile_bootstrap(std::size_t n, int resamples, std::uint64_t seed,
+                                       double level, Value&& value) {
   if (resamples < 1) throw std::invalid_argument("bootstrap: resamples must be >= 1");
   if (!(level > 0 && level < 1)) throw std::invalid_argument("bootstrap: level must be in (0, 1)");
-  const std::size_t n = labels.size();
   std::mt19937_64 rng(seed);
-  std::vector<int> l(n);
-  std::vector<double> s(n), values;
+  std::vector<std::size_t> indices(n);
+  std::vector<double> values;
   BootstrapInterval out;
   for (int r = 0; r < resamples; ++r) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t j = std::size_t(rng() % n);
-      l[i] = labels[j];
-      s[i] = scores[j];
-    }
-    if (const std::optional<double> v = metric(l, s)) {
+    for (std::size_t& j : indices) j = std::size_t(rng() % n);
+    if (const std::optional<double> v = value(indices)) {
       values.push_back(*v);
     } else {
       ++out.skipped;
     }
   }
-  if (values.empty()) throw std::invalid_argument("bootstrap: the metric is undefined on every resample");
+  if (values.empty())
+    throw std::invalid_argument("bootstrap: the metric is undefined on every resample");
   std::sort(values.begin(), values.end());
   out.used = int(values.size());
   // numpy.percentile (linear): position q (n - 1) between the sorted values.
@@ -165,6 +165,57 @@ BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
   out.low = quantile((1 - level) / 2);
   out.high = quantile((1 + level) / 2);
   return out;
+}
+
+// Fills l and s with the labels and scores at `indices`.
+void gather(const std::vector<std::size_t>& indices, const std::vector<int>& labels,
+            const std::vector<double>& scores, std::vector<int>& l, std::vector<double>& s) {
+  l.resize(indices.size()), s.resize(indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    l[i] = labels[indices[i]];
+    s[i] = scores[indices[i]];
+  }
+}
+
+}  // namespace
+
+BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
+                                     const std::vector<double>& scores, RankingMetric metric,
+                                     int resamples, std::uint64_t seed, double level) {
+  return paired_bootstrap_interval(labels, {scores}, {}, metric, resamples, seed, level);
+}
+
+BootstrapInterval paired_bootstrap_interval(const std::vector<int>& labels,
+                                            const std::vector<std::vector<double>>& a,
+                                            const std::vector<std::vector<double>>& b,
+                                            RankingMetric metric, int resamples, std::uint64_t seed,
+                                            double level) {
+  require(!a.empty(), "bootstrap: no score column");
+  for (const auto* group : {&a, &b})
+    for (const std::vector<double>& column : *group) check_column(labels, column);
+  std::vector<int> l;
+  std::vector<double> s;
+  // The mean of the metric over a group's columns on the resample; nullopt if any is undefined.
+  auto mean = [&](const std::vector<std::vector<double>>& group,
+                  const std::vector<std::size_t>& indices) -> std::optional<double> {
+    double sum = 0;
+    for (const std::vector<double>& column : group) {
+      gather(indices, labels, column, l, s);
+      const std::optional<double> v = metric(l, s);
+      if (!v) return std::nullopt;
+      sum += *v;
+    }
+    return sum / double(group.size());
+  };
+  return percentile_bootstrap(
+      labels.size(), resamples, seed, level,
+      [&](const std::vector<std::size_t>& indices) -> std::optional<double> {
+        const std::optional<double> x = mean(a, indices);
+        if (!x || b.empty()) return x;
+        const std::optional<double> y = mean(b, indices);
+        if (!y) return std::nullopt;
+        return *x - *y;
+      });
 }
 
 // ---- Threshold metrics --------------------------------------------------------------------------

@@ -55,6 +55,19 @@ BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
                                      int resamples = 1000, std::uint64_t seed = 1,
                                      double level = 0.95);
 
+// Paired percentile bootstrap of the difference mean_a metric - mean_b metric between two groups
+// of score columns on the same samples (a group: one model, or one model's seeds, whose metric
+// is the mean over its columns): each resample (drawn exactly as bootstrap_interval draws them
+// with this seed) is applied to every column, so the interval accounts for the correlation
+// between the models. With `b` empty, the interval of group a's mean metric (bootstrap_interval
+// is the case of one column). Identical groups give [0, 0]. Throws as bootstrap_interval does,
+// for an empty `a`, and when a column's length differs from the labels'.
+BootstrapInterval paired_bootstrap_interval(const std::vector<int>& labels,
+                                            const std::vector<std::vector<double>>& a,
+                                            const std::vector<std::vector<double>>& b,
+                                            RankingMetric metric, int resamples = 1000,
+                                            std::uint64_t seed = 1, double level = 0.95);
+
 // ---- Threshold metrics: a label is predicted when its score is >= threshold ---------------------
 
 struct Counts {

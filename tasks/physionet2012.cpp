@@ -11,6 +11,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "engine/checksums.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "engine/threads.hpp"
@@ -23,6 +24,7 @@ namespace {
 
 constexpr int kStatic = 8;  // Age, Height, Weight, Gender, ICUType one-hot (4)
 constexpr uint64_t kSplitSalt = 0x9e7a'5012'0000'0001ULL;
+constexpr uint64_t kFoldSalt = 0x9e7a'5012'0000'0003ULL;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -56,7 +58,9 @@ ParsedSet read_set(const std::string& data_dir, const std::string& name,
   const fs::path dir = fs::path(data_dir) / name;
   const fs::path tgz = fs::path(data_dir) / (name + ".tar.gz");
   std::vector<RawFile> files;
-  std::vector<std::string> texts;  // folder files' contents (the archive keeps its own)
+  std::vector<std::string> texts;     // folder files' contents (the archive keeps its own)
+  std::vector<ListedDigest> digests;  // the folder files' lines of SHA256SUMS.txt
+  Sha256Sums sums(data_dir);
   TarArchive archive;
   std::error_code ec;
   if (fs::is_directory(dir, ec)) {
@@ -71,8 +75,10 @@ ParsedSet read_set(const std::string& data_dir, const std::string& name,
       MG_CHECK(in.good(), paths[i].string(), ": cannot open (unreadable file)");
       texts[i].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
       files.push_back({paths[i].string(), paths[i].filename().string(), texts[i]});
+      digests.push_back(sums.find(paths[i].string()));
     }
   } else if (fs::is_regular_file(tgz, ec)) {
+    check_listed_sha256(tgz.string(), data_dir);
     archive = read_tar_gz(tgz.string());
     for (const TarArchive::File& f : archive.files)
       if (fs::path(f.name).extension() == ".txt")
@@ -97,6 +103,7 @@ ParsedSet read_set(const std::string& data_dir, const std::string& name,
       [&](int64_t i) {
         const RawFile& f = files[size_t(i)];
         try {
+          if (!digests.empty()) check_sha256(f.shown, f.text, digests[size_t(i)]);
           records[size_t(i)] =
               parse_record(f.text, f.shown, id_of_file(f.shown, f.name), quirks[size_t(i)]);
         } catch (const Error& e) {
@@ -114,6 +121,7 @@ ParsedSet read_set(const std::string& data_dir, const std::string& name,
              " also in ", records[i - 1].source);
 
   const std::string outcome_path = (fs::path(data_dir) / outcome_file).string();
+  if (fs::exists(outcome_path, ec)) check_listed_sha256(outcome_path, data_dir);
   std::map<int64_t, Outcome> outcomes = read_outcomes(outcome_path);
   for (const Record& r : records) {
     auto it = outcomes.find(r.id);
@@ -233,15 +241,18 @@ void harutyunyan_stats(const std::vector<double>& v, float* out) {
 
 // ---- cache of parsed sets ----------------------------------------------------------------------
 
-// Parsed sets by data folder and the files' modification times (a changed file is read again).
+// Parsed sets by data folder and the modification times of the set's folder or archive, its
+// outcome file and the folder's SHA256SUMS.txt (a changed archive, outcome or checksum list is
+// read again; a record edited in place in an unchanged folder is not seen until the next process).
 std::shared_ptr<const ParsedSet> cached_set(const std::string& data_dir, const std::string& name,
                                             const std::string& outcome_file) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const ParsedSet>> cache;
   std::error_code ec;
   std::string key = fs::weakly_canonical(fs::path(data_dir), ec).string() + "|" + name;
-  for (const fs::path& p : {fs::path(data_dir) / name, fs::path(data_dir) / (name + ".tar.gz"),
-                            fs::path(data_dir) / outcome_file}) {
+  for (const fs::path& p :
+       {fs::path(data_dir) / name, fs::path(data_dir) / (name + ".tar.gz"),
+        fs::path(data_dir) / outcome_file, fs::path(data_dir) / "SHA256SUMS.txt"}) {
     const auto t = fs::last_write_time(p, ec);
     key += "|" + (ec ? std::string("-") : std::to_string(t.time_since_epoch().count()));
   }
@@ -263,9 +274,39 @@ void check_options(const LoadOptions& o) {
   MG_CHECK(o.valid_fraction > 0 && o.test_fraction > 0 && o.valid_fraction + o.test_fraction < 0.9,
            "physionet2012: valid_fraction and test_fraction must be > 0 with a sum below 0.9, got ",
            o.valid_fraction, " and ", o.test_fraction);
+  MG_CHECK(o.cv_folds == 0 || (o.cv_folds >= 2 && o.cv_folds <= 20),
+           "physionet2012: cv_folds must be 0 (no cross-validation) or in [2, 20], got ",
+           o.cv_folds);
+  MG_CHECK(o.cv_folds == 0 ? o.cv_fold == 0 : o.cv_fold >= 0 && o.cv_fold < o.cv_folds,
+           "physionet2012: cv_fold must be in [0, cv_folds) = [0, ", o.cv_folds, "), got ",
+           o.cv_fold, o.cv_folds == 0 ? " (cv_fold needs cv_folds)" : "");
   MG_CHECK(o.features == "harutyunyan" || o.features == "summary",
            "physionet2012: features must be \"harutyunyan\" or \"summary\", got \"", o.features,
            "\"");
+}
+
+// K-fold cross-validation over the training and validation stays (the test split is kept
+// aside): per class, the pooled stays in RecordID order get a seeded shuffle (split_seed) and
+// stay k of the shuffle goes to fold k mod K, so each fold holds 1/K of each class; fold cv_fold
+// validates and the other K - 1 train.
+void cross_validation_fold(Data& d) {
+  std::vector<int64_t> pool = d.train;
+  pool.insert(pool.end(), d.valid.begin(), d.valid.end());
+  std::sort(pool.begin(), pool.end());
+  d.train.clear(), d.valid.clear();
+  Rng rng(d.options.split_seed ^ kFoldSalt);
+  for (int label = 0; label <= 1; ++label) {
+    std::vector<int64_t> ids;
+    for (int64_t i : pool)
+      if (d.outcomes[size_t(i)]->death == label) ids.push_back(i);
+    for (int64_t k = int64_t(ids.size()) - 1; k > 0; --k)
+      std::swap(ids[size_t(k)], ids[size_t(rng.below(uint64_t(k + 1)))]);
+    for (size_t k = 0; k < ids.size(); ++k)
+      (int(k % size_t(d.options.cv_folds)) == d.options.cv_fold ? d.valid : d.train)
+          .push_back(ids[k]);
+  }
+  std::sort(d.train.begin(), d.train.end());
+  std::sort(d.valid.begin(), d.valid.end());
 }
 
 // Set-a indices split per class: shuffled with the seed, the first round(n_c * valid_fraction)
@@ -284,6 +325,7 @@ void split_set_a(Data& d) {
       (int64_t(k) < nv ? d.valid : int64_t(k) < nv + nt ? d.test : d.train).push_back(ids[k]);
   }
   for (auto* s : {&d.train, &d.valid, &d.test}) std::sort(s->begin(), s->end());
+  if (d.options.cv_folds > 0) cross_validation_fold(d);
 }
 
 }  // namespace

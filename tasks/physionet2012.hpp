@@ -6,7 +6,8 @@
 //
 // Sets: set-a (4,000 stays with outcomes) is split by record into train / validation / test,
 // stratified by the outcome (seeded: `split_seed`); set-b (4,000 more) is the untouched held-out
-// test set. A set is read from the folder data_dir/<set>/ when it exists, else from
+// test set. With `cv_folds`, set-a's training and validation stays are re-split into folds
+// (LoadOptions). A set is read from the folder data_dir/<set>/ when it exists, else from
 // data_dir/<set>.tar.gz (the distribution's set-b.tar.gz), never unpacked to disk.
 //
 // Normalisation statistics (medians, standard deviations, feature means) come from the training
@@ -56,6 +57,11 @@ struct LoadOptions {
   int bin_minutes = 60;                              // step width; must divide hours * 60
   double valid_fraction = 0.1, test_fraction = 0.1;  // of set-a, per class
   uint64_t split_seed = 1;
+  // K-fold cross-validation (cv_folds = K >= 2; 0 = off): set-a's training and validation stays
+  // are pooled and split into K folds by record, stratified by the outcome (seeded by
+  // split_seed); fold cv_fold validates, the other K - 1 train. The test split and set-b are the
+  // same as without it.
+  int cv_folds = 0, cv_fold = 0;
   bool time_since_last = false;
   std::string features = "summary";  // or "harutyunyan"
 };

@@ -25,6 +25,8 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/physionet-challen
                                   {"valid_fraction", 0.1},
                                   {"test_fraction", 0.1},
                                   {"split_seed", 1},
+                                  {"cv_folds", 0},
+                                  {"cv_fold", 0},
                                   {"time_since_last", false},
                                   {"features", "summary"},
                                   {"bootstrap_resamples", 1000},
@@ -41,11 +43,14 @@ int64_t whole(const nlohmann::json& s, const char* key, int64_t lo, int64_t hi) 
   return v.get<int64_t>();
 }
 
-// One split's labels and the model's scores (the logit of each stay).
+// One split's labels and the model's scores (the logit of each stay), in the split's order.
 struct Scored {
   std::vector<int> labels;
   std::vector<double> scores;
 };
+
+// The splits evaluate() reports, by their metrics.json keys.
+constexpr const char* kSplits[] = {"valid", "test", "set_b"};
 
 class PhysionetTask : public Task {
  public:
@@ -59,6 +64,8 @@ class PhysionetTask : public Task {
       o.valid_fraction = settings_.at("valid_fraction").get<double>();
       o.test_fraction = settings_.at("test_fraction").get<double>();
       o.split_seed = uint64_t(whole(settings_, "split_seed", 0, INT64_MAX));
+      o.cv_folds = int(whole(settings_, "cv_folds", 0, 20));
+      o.cv_fold = int(whole(settings_, "cv_fold", 0, 19));
       o.time_since_last = settings_.at("time_since_last").get<bool>();
       o.features = settings_.at("features").get<std::string>();
       resamples_ = int(whole(settings_, "bootstrap_resamples", 1, 1000000));
@@ -116,11 +123,11 @@ class PhysionetTask : public Task {
          "auc_roc: area under the ROC curve of the model's score (its logit) for in-hospital "
          "death; auc_pr: average precision (scikit-learn's average_precision_score); valid and "
          "test: the validation and test stays of set-a (split by record, stratified, "
-         "split_seed); set_b: the held-out set-b, with 95% percentile bootstrap intervals "
+         "split_seed; with cv_folds, valid is fold cv_fold of the pooled training and validation "
+         "stays); set_b: the held-out set-b, with 95% percentile bootstrap intervals "
          "(bootstrap_resamples resamples of its stays, bootstrap_seed)"}};
-    const std::pair<const char*, const std::vector<int64_t>*> splits[] = {
-        {"valid", &data_.valid}, {"test", &data_.test}, {"set_b", &data_.set_b}};
-    for (const auto& [key, split] : splits) {
+    for (const char* key : kSplits) {
+      const std::vector<int64_t>* split = &split_of(key);
       const Scored s = score(predict, *split, batch_size, dtype);
       nlohmann::json j = {{"stays", s.labels.size()},
                           {"deaths", std::count(s.labels.begin(), s.labels.end(), 1)},
@@ -140,12 +147,28 @@ class PhysionetTask : public Task {
     return m;
   }
 
+  // The stays of evaluate()'s splits in its order, each with its RecordID.
+  std::vector<ExampleScore> example_scores(const Predictor& predict, int64_t batch_size,
+                                           DType dtype) override {
+    std::vector<ExampleScore> out;
+    for (const char* key : kSplits) {
+      const std::vector<int64_t>& split = split_of(key);
+      const Scored s = score(predict, split, batch_size, dtype);
+      for (size_t i = 0; i < split.size(); ++i)
+        out.push_back({.record_id = std::to_string(data_.records[size_t(split[i])]->id),
+                       .split = key,
+                       .label = s.labels[i],
+                       .score = s.scores[i]});
+    }
+    return out;
+  }
+
   std::string format_metrics(const nlohmann::json& m) const override {
     std::ostringstream out;
     out << "PhysioNet 2012 in-hospital mortality\n"
         << "  split    stays  deaths  AUC-ROC  AUC-PR\n";
     char line[160];
-    for (const char* key : {"valid", "test", "set_b"}) {
+    for (const char* key : kSplits) {
       const nlohmann::json& j = m.at(key);
       std::snprintf(line, sizeof line, "  %-7s %6lld %7lld  %7.4f  %6.4f", key,
                     j.at("stays").get<long long>(), j.at("deaths").get<long long>(),
@@ -200,14 +223,11 @@ class PhysionetTask : public Task {
   // The stay (set, split, descriptors, outcome), the model's probability, and each variable's
   // hourly values (the last valid value of each bin, "." for none).
   Lines describe_example(const Batch& batch, const Tensor& predictions) const override {
-    MG_CHECK(batch.size == 1 && predictions.numel() == 1, "physionet2012: predictions of shape ",
-             predictions.shape(), " for a batch of ", batch.size);
-    const auto id = int64_t(batch.get("record_id").at(0));
-    int64_t index = -1;
-    for (int64_t i = 0; i < int64_t(data_.records.size()); ++i)
-      if (data_.records[size_t(i)]->id == id) index = i;
-    MG_CHECK(index >= 0, "physionet2012: the batch's RecordID ", id, " is not in the data");
+    MG_CHECK(predictions.numel() == 1, "physionet2012: predictions of shape ", predictions.shape(),
+             " for a batch of ", batch.size);
+    const int64_t index = stay_of(batch);
     const physionet::Record& r = *data_.records[size_t(index)];
+    const auto id = r.id;
     const physionet::Outcome& o = *data_.outcomes[size_t(index)];
     Lines lines;
     lines.emplace_back("record", std::to_string(id) + " (" + where(index) + ")");
@@ -250,9 +270,40 @@ class PhysionetTask : public Task {
     return lines;
   }
 
+  // The series variables measured in each bin of the stay, with the bin's last valid value.
+  StepObservations step_observations(const Batch& batch) const override {
+    const physionet::Record& r = *data_.records[size_t(stay_of(batch))];
+    std::vector<float> bins;
+    physionet::bin_last_values(r, data_.options.hours, data_.options.bin_minutes, bins);
+    StepObservations out;
+    out.step_name = data_.options.bin_minutes == 60
+                        ? "hour"
+                        : std::to_string(data_.options.bin_minutes) + "-minute bin";
+    out.steps.resize(size_t(data_.steps));
+    for (int64_t t = 0; t < data_.steps; ++t)
+      for (int v = 0; v < physionet::kNumSeries; ++v)
+        if (const float x = bins[size_t(t * physionet::kNumSeries + v)]; !std::isnan(x))
+          out.steps[size_t(t)].emplace_back(physionet::kSeries[size_t(v)].name, double(x));
+    return out;
+  }
+
   const physionet::Data& data() const { return data_; }
 
  private:
+  // The index of a batch of one's stay in data_.records.
+  int64_t stay_of(const Batch& batch) const {
+    MG_CHECK(batch.size == 1, "physionet2012: a single stay was expected, got a batch of ",
+             batch.size);
+    const auto id = int64_t(batch.get("record_id").at(0));
+    for (int64_t i = 0; i < int64_t(data_.records.size()); ++i)
+      if (data_.records[size_t(i)]->id == id) return i;
+    fail("physionet2012: the batch's RecordID ", id, " is not in the data");
+  }
+
+  const std::vector<int64_t>& split_of(const std::string& key) const {
+    return key == "valid" ? data_.valid : key == "test" ? data_.test : data_.set_b;
+  }
+
   std::string where(int64_t index) const {
     if (index >= data_.set_b_begin) return "set-b, held out";
     for (const auto& [name, split] :

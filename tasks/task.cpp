@@ -30,6 +30,12 @@ nlohmann::json merge_task_settings(const std::string& task, const nlohmann::json
 void register_task(TaskInfo info) { registry().push_back(std::move(info)); }
 const std::vector<TaskInfo>& all_tasks() { return registry(); }
 
+std::vector<ExampleScore> Task::example_scores(const Predictor& predict, int64_t batch_size,
+                                               DType dtype) {
+  (void)predict, (void)batch_size, (void)dtype;
+  fail("task ", name(), " does not write per-example scores");
+}
+
 void Task::test_example(int64_t index, DType dtype, Batch& batch) {
   (void)index, (void)dtype, (void)batch;
   fail("task ", name(), " has no single test samples to inspect");
@@ -45,6 +51,11 @@ Task::Lines Task::describe_example(const Batch& batch, const Tensor& predictions
   for (const auto& [field, t] : batch.fields()) lines.emplace_back(field, t.shape().str());
   lines.emplace_back("predictions", predictions.shape().str());
   return lines;
+}
+
+Task::StepObservations Task::step_observations(const Batch& batch) const {
+  (void)batch;
+  return {};
 }
 
 std::unique_ptr<Task> create_task(const std::string& name, const nlohmann::json& settings) {

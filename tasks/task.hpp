@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/batch.hpp"
+#include "tasks/example_scores.hpp"
 
 namespace memgrad {
 
@@ -46,6 +47,10 @@ class Task {
   }
   // Test metrics of a predictor, as written to metrics.json.
   virtual nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) = 0;
+  // Every example evaluate() scores, with its id, split, label and score (one score per example:
+  // binary tasks), for `memgrad eval --scores`. An Error for a task that has none (the default).
+  virtual std::vector<ExampleScore> example_scores(const Predictor& predict, int64_t batch_size,
+                                                   DType dtype);
   // A one-table summary of evaluate()'s result for a terminal.
   virtual std::string format_metrics(const nlohmann::json& metrics) const = 0;
 
@@ -74,6 +79,14 @@ class Task {
   // ("input", "target", "predicted", ...), in order.
   using Lines = std::vector<std::pair<std::string, std::string>>;
   virtual Lines describe_example(const Batch& batch, const Tensor& predictions) const;
+  // What a batch of one observed at each of the model's time steps, for figures that say which
+  // inputs a memory holds (`memgrad inspect --html`): per step, (variable name, value) pairs.
+  // Empty (the default) for a task without named inputs per step.
+  struct StepObservations {
+    std::string step_name;  // what one step is, e.g. "hour"
+    std::vector<std::vector<std::pair<std::string, double>>> steps;
+  };
+  virtual StepObservations step_observations(const Batch& batch) const;
 };
 
 // Creates a task from its settings (missing keys take defaults); data tasks read `data_dir`.

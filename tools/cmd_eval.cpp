@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/checkpoint.hpp"
+#include "tasks/example_scores.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 #include "tools/run_dir.hpp"
@@ -10,16 +12,25 @@
 namespace memgrad::cli {
 
 int cmd_eval(const Words& words) {
-  Args args(words, {"json", "help", "teacher-forcing"}, {"checkpoint", "threads", "data"});
+  Args args(words, {"json", "help", "teacher-forcing"},
+            {"checkpoint", "threads", "data", "scores"});
   if (args.has("help")) {
     std::puts(
         "usage: memgrad eval --checkpoint DIR [--json] [--data DIR] [--threads N] "
-        "[--teacher-forcing]\n\n"
+        "[--teacher-forcing]\n"
+        "                    [--scores FILE]\n\n"
         "Rebuilds the run's task and model from DIR/config.json, loads\n"
         "DIR/checkpoint.safetensors (DIR/best.safetensors, the best epoch's, when the task\n"
         "selects one) and prints the test metrics (a table, or JSON).\n"
         "Sequence decoders decode greedily, fed their own previous prediction; with\n"
-        "--teacher-forcing they are fed the target instead, as in training.");
+        "--teacher-forcing they are fed the target instead, as in training.\n\n"
+        "--scores FILE  also writes every evaluated example's score (binary tasks with\n"
+        "               per-example ids: physionet2012) as CSV with the header\n"
+        "               record_id,split,label,score: one line per example of every split\n"
+        "               the metrics cover (physionet2012: valid, test, set_b), the score\n"
+        "               the model's logit with 17 significant digits. Written atomically\n"
+        "               (a temporary file renamed into place). `memgrad metrics bootstrap`\n"
+        "               reads it.");
     return 0;
   }
   if (!args.positional().empty())
@@ -33,6 +44,10 @@ int cmd_eval(const Words& words) {
   Trainer trainer(rc);
   trainer.load_parameters_from(dir.parameters());
   const nlohmann::json metrics = trainer.evaluate(args.has("teacher-forcing"));
+  if (auto scores = args.get("scores")) {
+    if (scores->empty()) throw UsageError("--scores needs a file name");
+    write_file_atomically(*scores, example_scores_csv(trainer.example_scores()));
+  }
   if (args.has("json"))
     std::cout << metrics.dump(2) << "\n";
   else

@@ -11,6 +11,7 @@
 #include "engine/checkpoint.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory_figures.hpp"
 #include "tools/run_dir.hpp"
 #include "tools/trace_view.hpp"
 #include "tools/trainer.hpp"
@@ -37,7 +38,11 @@ const char* kHelp =
     "  --tape             also print the tape of this forward pass and of the loss's backward\n"
     "                     pass: one line per node (op, shape, inputs, |value|, |gradient|)\n"
     "  --json             print one JSON object (sample, loss, every series' values) instead\n"
-    "  --html FILE        also write a self-contained HTML page of heatmaps, one per series\n"
+    "  --html FILE        also write a self-contained HTML page of heatmaps, one per series;\n"
+    "                     for models with an explicit memory (ebmrnn, emrnn) first the EBmRNN\n"
+    "                     paper's figures: Fig. 2 (which event each slot holds at each step,\n"
+    "                     evictions outlined, the events' variables), the variables x steps\n"
+    "                     panel of the events kept, and Fig. 3 (the read gate g_t per hop)\n"
     "  --data DIR         the data folder of a task that reads one\n"
     "  --detect-anomaly   name the op that makes the first NaN or infinity\n"
     "  --threads N        TBB threads\n\n"
@@ -156,7 +161,9 @@ int cmd_inspect(const Words& arguments) {
     char text[64];
     std::snprintf(text, sizeof text, "%.6g", loss);
     page.emplace_back("loss", text);
-    write_file_atomically(*html, render_html(title, page, series));
+    write_file_atomically(
+        *html, render_html(title, page, series,
+                           render_memory_figures(series, task.step_observations(batch))));
   }
   if (json) {
     nlohmann::json j = series_json(series);

@@ -23,7 +23,11 @@ constexpr const char* kHelp =
     R"(usage: memgrad metrics --labels LABELS --scores SCORES [--k 1,2,5] [--threshold 0.5]
                        [--format json|table]
 
+       memgrad metrics bootstrap --scores FILE [--versus FILE] ...   (see its --help)
+
 Multi-label metrics of SCORES against LABELS (definitions follow scikit-learn; docs/metrics.md).
+`memgrad metrics bootstrap` gives bootstrap intervals of AUC-ROC and AUC-PR, and paired ones of
+the difference between two models, from `memgrad eval --scores` files.
 
 Input
   LABELS, SCORES  one row per sample, one column per label, same shape. CSV (comma-separated,
@@ -146,6 +150,8 @@ void print_table(const nlohmann::ordered_json& json) {
 }  // namespace
 
 int cmd_metrics(const Words& words) {
+  if (!words.empty() && words.front() == "bootstrap")
+    return cmd_metrics_bootstrap(Words(words.begin() + 1, words.end()));
   const Args args(words, {"help"}, {"labels", "scores", "k", "threshold", "format", "threads"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);

@@ -25,7 +25,8 @@ const Command kCommands[] = {
     {"gradcheck", memgrad::cli::cmd_gradcheck,
      "finite-difference gradient checks of ops and models"},
     {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},
-    {"metrics", memgrad::cli::cmd_metrics, "multi-label metrics (AUC, AP, F1, P@k) of score files"},
+    {"metrics", memgrad::cli::cmd_metrics,
+     "multi-label metrics (AUC, AP, F1, P@k) of score files; bootstrap intervals"},
 };
 
 void print_usage() {

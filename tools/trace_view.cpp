@@ -89,23 +89,6 @@ std::string step_label(int64_t step) {
   return label;
 }
 
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '&')
-      out += "&amp;";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
-  return out;
-}
-
 // White to blue for [lo, hi]; red through white to blue when diverging.
 std::string colour(double v, const Scale& s) {
   if (!std::isfinite(v)) return "#ff00ff";
@@ -145,6 +128,23 @@ bool dark(double v, const Scale& s) {
 }
 
 }  // namespace
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
+}
 
 std::vector<TraceSeries> group_trace(const Trace& trace) {
   std::vector<TraceSeries> series;
@@ -235,7 +235,7 @@ nlohmann::json series_json(const std::vector<TraceSeries>& series) {
 
 std::string render_html(const std::string& title,
                         const std::vector<std::pair<std::string, std::string>>& sample,
-                        const std::vector<TraceSeries>& series) {
+                        const std::vector<TraceSeries>& series, const std::string& figures) {
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_escape(title)
       << "</title>\n<style>body{font-family:sans-serif;margin:2em}td{padding:0 1em 0 0}"
@@ -245,7 +245,7 @@ std::string render_html(const std::string& title,
   for (const auto& [key, value] : sample)
     out << "<tr><td><b>" << html_escape(key) << "</b></td><td>" << html_escape(value)
         << "</td></tr>\n";
-  out << "</table>\n";
+  out << "</table>\n" << figures;
   for (const TraceSeries& s : series) {
     const Shown shown = shown_values(s, 1024);
     const Scale scale = scale_of(shown.rows);

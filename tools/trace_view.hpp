@@ -43,12 +43,16 @@ std::string render_text(const std::vector<TraceSeries>& series);
 // {"series": [{"name", "shape", "steps", "values"}]}: everything, for plotting elsewhere.
 nlohmann::json series_json(const std::vector<TraceSeries>& series);
 
+// text with &, <, > and " written as HTML entities.
+std::string html_escape(const std::string& text);
+
 // A self-contained HTML page: the sample's lines, then one heatmap per series (a row per step, a
 // cell per value, colour scaled to the series' range; hover a cell for its value). A series of at
 // most 16 values a step is drawn with its columns numbered and each cell printing its value (a
 // whole number as such, e.g. the step stored in a memory slot; others with two decimals).
+// `figures` (HTML, e.g. render_memory_figures) goes between the sample's lines and the heatmaps.
 std::string render_html(const std::string& title,
                         const std::vector<std::pair<std::string, std::string>>& sample,
-                        const std::vector<TraceSeries>& series);
+                        const std::vector<TraceSeries>& series, const std::string& figures = "");
 
 }  // namespace memgrad::cli

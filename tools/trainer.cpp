@@ -433,7 +433,8 @@ std::string Trainer::end_epoch(int64_t epoch) {
   return note;
 }
 
-nlohmann::json Trainer::evaluate(bool teacher_forcing) {
+template <class Use>
+auto Trainer::with_predictor(bool teacher_forcing, Use&& use) {
   Tape tape(config_.seed);
   NoGradScope no_grad(tape);
   ForwardOptions opts;
@@ -443,19 +444,25 @@ nlohmann::json Trainer::evaluate(bool teacher_forcing) {
     tape.reset();
     return model_->forward(tape, batch, opts).predictions.value().clone();
   };
-  return task_->evaluate(predict, batch_, config_.dtype);
+  return use(predict);
+}
+
+nlohmann::json Trainer::evaluate(bool teacher_forcing) {
+  return with_predictor(teacher_forcing, [&](const Predictor& predict) {
+    return task_->evaluate(predict, batch_, config_.dtype);
+  });
+}
+
+std::vector<ExampleScore> Trainer::example_scores() {
+  return with_predictor(false, [&](const Predictor& predict) {
+    return task_->example_scores(predict, batch_, config_.dtype);
+  });
 }
 
 std::optional<double> Trainer::selection_score() {
-  Tape tape(config_.seed);
-  NoGradScope no_grad(tape);
-  ForwardOptions opts;
-  opts.training = false;
-  Predictor predict = [&](const Batch& batch) {
-    tape.reset();
-    return model_->forward(tape, batch, opts).predictions.value().clone();
-  };
-  return task_->selection_score(predict, batch_, config_.dtype);
+  return with_predictor(false, [&](const Predictor& predict) {
+    return task_->selection_score(predict, batch_, config_.dtype);
+  });
 }
 
 namespace {
@@ -683,6 +690,12 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
   const ModelInfo& mi = model_info(model_name);
   nlohmann::json train = train_defaults(mi);
   nlohmann::json model_config = mi.default_config, task_settings = ti.default_settings;
+  if (mi.task_settings.contains(task_name))
+    for (const auto& [k, v] : mi.task_settings.at(task_name).items()) {
+      MG_CHECK(task_settings.contains(k), "model ", model_name, " sets '", k, "' of task ",
+               task_name, ", which has no such setting");
+      task_settings[k] = v;
+    }
 
   std::vector<std::string> valued = {
       "task",  "model",     "out",        "resume",           "seed", "threads",

@@ -68,6 +68,8 @@ class Trainer {
   // teacher_forcing, which feeds them the targets as in training: the gap between the two is the
   // cost of exposure to the model's own errors.
   nlohmann::json evaluate(bool teacher_forcing = false);
+  // Every evaluated example's id, split, label and score (Task::example_scores).
+  std::vector<ExampleScore> example_scores();
   // The task's validation score for model selection (Task::selection_score); nullopt when the
   // task selects nothing.
   std::optional<double> selection_score();
@@ -98,6 +100,11 @@ class Trainer {
   void set_detect_anomaly(bool on);
 
  private:
+  // Calls `use` with a Predictor that runs the model in evaluation mode (no gradient, no noise
+  // from training) on its own tape.
+  template <class Use>
+  auto with_predictor(bool teacher_forcing, Use&& use);
+
   RunConfig config_;
   std::unique_ptr<Task> task_;
   std::unique_ptr<Model> model_;

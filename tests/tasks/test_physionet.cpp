@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/sha256.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/physionet2012.hpp"
 #include "tasks/tar_gz.hpp"
@@ -392,6 +393,103 @@ TEST_CASE("physionet: a data folder with set-a/ and set-b.tar.gz: splits, inputs
   CHECK(xd(1, 2 * kNumSeries + hr()) == doctest::Approx(1.0 / 48));
   CHECK(xd(3, 2 * kNumSeries + hr()) == 0);
   CHECK(xd(0, 2 * kNumSeries + gcs) == doctest::Approx(1.0 / 48));
+}
+
+TEST_CASE("physionet: cross-validation folds partition train and valid, stratified, test kept") {
+  TempDir tmp;
+  const MadeData m = make_data(tmp);
+  const Data plain = load(small_options(m.dir));
+  std::vector<int64_t> pool = plain.train;
+  pool.insert(pool.end(), plain.valid.begin(), plain.valid.end());
+  std::sort(pool.begin(), pool.end());
+  // 32 pooled stays (8 deaths) in 4 folds: each validates 8 stays with 2 deaths.
+  std::vector<int64_t> seen;
+  for (int f = 0; f < 4; ++f) {
+    LoadOptions o = small_options(m.dir);
+    o.cv_folds = 4;
+    o.cv_fold = f;
+    const Data d = load(o);
+    CHECK(d.test == plain.test);
+    CHECK(d.set_b == plain.set_b);
+    CHECK(d.valid.size() == 8);
+    int deaths = 0;
+    for (int64_t i : d.valid) deaths += d.outcomes[size_t(i)]->death;
+    CHECK(deaths == 2);
+    std::vector<int64_t> both = d.train;
+    both.insert(both.end(), d.valid.begin(), d.valid.end());
+    std::sort(both.begin(), both.end());
+    CHECK(both == pool);  // train and valid partition the pool
+    seen.insert(seen.end(), d.valid.begin(), d.valid.end());
+    CHECK(load(o).valid == d.valid);  // seeded
+  }
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == pool);  // every pooled stay validates in exactly one fold
+  LoadOptions bad = small_options(m.dir);
+  bad.cv_folds = 4;
+  bad.cv_fold = 4;
+  CHECK(error_of([&] { load(bad); }).find("cv_fold must be in [0, cv_folds) = [0, 4), got 4") !=
+        std::string::npos);
+  bad.cv_folds = 1;
+  bad.cv_fold = 0;
+  CHECK(error_of([&] { load(bad); }).find("cv_folds must be 0") != std::string::npos);
+  bad.cv_folds = 0;
+  bad.cv_fold = 2;
+  CHECK(error_of([&] { load(bad); }).find("cv_fold needs cv_folds") != std::string::npos);
+}
+
+TEST_CASE("physionet: the data folder's SHA256SUMS.txt is checked, a mismatch named") {
+  // A folder whose SHA256SUMS.txt lists every file, with `edit` applied to one file first.
+  auto folder = [](const TempDir& tmp, const std::string& edited, const std::string& extra) {
+    const MadeData m = make_data(tmp);
+    std::string sums;
+    std::vector<std::string> files = {"Outcomes-a.txt", "Outcomes-b.txt", "set-b.tar.gz"};
+    for (int64_t id : m.a_ids) files.push_back("set-a/" + std::to_string(id) + ".txt");
+    for (const std::string& f : files) sums += sha256_file_hex(m.dir + "/" + f) + "  " + f + "\n";
+    tmp.write("SHA256SUMS.txt", sums);
+    if (!edited.empty()) {
+      std::string bytes = read_bytes(m.dir + "/" + edited);
+      bytes += extra;
+      write_bytes(m.dir + "/" + edited, bytes);
+    }
+    return m;
+  };
+  {
+    TempDir tmp;
+    const MadeData m = folder(tmp, "", "");
+    CHECK(load(small_options(m.dir)).records.size() == 48);
+  }
+  {  // a record changed after the list was made: line 4 lists the first set-a record
+    TempDir tmp;
+    const MadeData m = folder(tmp, "set-a/132001.txt", "01:00,HR,80\n");
+    const std::string e = error_of([&] { load(small_options(m.dir)); });
+    CHECK(e.find(m.dir + "/set-a/132001.txt: SHA-256 differs from " + m.dir +
+                 "/SHA256SUMS.txt:4 (expected ") == 0);
+    CHECK(e.find("corrupt, truncated or edited") != std::string::npos);
+  }
+  {  // the archive
+    TempDir tmp;
+    const MadeData m = folder(tmp, "set-b.tar.gz", std::string(10, '\0'));
+    CHECK(error_of([&] {
+            load(small_options(m.dir));
+          }).find(m.dir + "/set-b.tar.gz: SHA-256 differs from " + m.dir + "/SHA256SUMS.txt:3") ==
+          0);
+  }
+  {  // an outcome file
+    TempDir tmp;
+    const MadeData m = folder(tmp, "Outcomes-b.txt", "\n");
+    CHECK(error_of([&] {
+            load(small_options(m.dir));
+          }).find(m.dir + "/Outcomes-b.txt: SHA-256 differs from " + m.dir + "/SHA256SUMS.txt:2") ==
+          0);
+  }
+  {  // a record the list does not have
+    TempDir tmp;
+    const MadeData m = folder(tmp, "", "");
+    tmp.write("set-a/132999.txt", made_record(132999, 1));
+    CHECK(error_of([&] {
+            load(small_options(m.dir));
+          }).find(m.dir + "/set-a/132999.txt: not listed in " + m.dir + "/SHA256SUMS.txt") == 0);
+  }
 }
 
 TEST_CASE("physionet: missing outcomes, stray outcomes and missing sets are errors") {

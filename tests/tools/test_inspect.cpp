@@ -12,6 +12,7 @@
 #include "engine/error.hpp"
 #include "models/model.hpp"
 #include "tasks/task.hpp"
+#include "tests/tasks/physionet_fixture.hpp"
 #include "tests/test_util.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
@@ -185,6 +186,40 @@ TEST_CASE("inspect: the tape, a filter, an HTML page, a trained run directory") 
   const std::string trained = stdout_of({"--checkpoint", run.string(), "--sample", "1"});
   CHECK(trained.find("dual-lstm on sum2seq, test sample 1\n") != std::string::npos);
   CHECK(trained.find("untrained") == std::string::npos);
+}
+
+TEST_CASE("inspect: ebmrnn's page has the paper's Fig. 2 and 3 with variable names and hours") {
+  TempDir tmp;
+  const auto data = memgrad::test::physionet::make_data(tmp);
+  const fs::path page = tmp.path / "ebmrnn.html";
+  stdout_of({"--model", "ebmrnn", "--task", "physionet2012", "--data", data.dir, "--valid-fraction",
+             "0.2", "--test-fraction", "0.2", "--threads", "1", "--sample", "2", "--html",
+             page.string()});
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto count = [&](const std::string& part) {
+    size_t n = 0;
+    for (size_t at = html.find(part); at != std::string::npos; at = html.find(part, at + 1)) ++n;
+    return n;
+  };
+  // Fig. 2: 8 slots down, 48 hours across; 40 evictions (one an hour once the slots are full).
+  CHECK(count("Fig. 2: explicit memory slot utilization") == 1);
+  for (int j = 0; j < 8; ++j) CHECK(count(">slot " + std::to_string(j) + "</text>") == 1);
+  CHECK(count("hour of the stay (t)") == 3);  // the axis of each panel
+  CHECK(count("class=\"evicted\"") == 40);
+  CHECK(count("hour 47, slot ") == 8);
+  CHECK(count("; evicted the event of hour ") == 40);
+  // Set-b stay 2 (record 142003, made_record i = 5): HR at hours 0 and 3, Na at 5, Temp at 47.
+  CHECK(html.find("hour 3, slot 3: the event of hour 3 (HR 100)") != std::string::npos);
+  CHECK(html.find("the event of hour 5 (Na 135)") != std::string::npos);
+  for (const char* name : {"HR", "Na", "Temp"})
+    CHECK(count(std::string("class=\"variable\">") + name + "</text>") == 1);
+  CHECK(count("class=\"variable\">GCS</text>") == 0);  // i = 5 has no GCS
+  CHECK(html.find("Temp at hour 47: 36.5 (held in slot ") != std::string::npos);
+  // Fig. 3: the read gate of each of the 4 hops at every hour.
+  CHECK(count("Fig. 3: influence of the explicit memory") == 1);
+  for (int k = 1; k <= 4; ++k) CHECK(count(">hop " + std::to_string(k) + "</text>") == 1);
+  CHECK(count("<title>hop 1, hour ") == 48);
 }
 
 TEST_CASE("inspect: bad usage names what is wrong") {
