@@ -17,6 +17,7 @@
 #include "engine/error.hpp"
 #include "engine/quote.hpp"
 #include "engine/utf8.hpp"
+#include "tasks/babi_story.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/task.hpp"
 
@@ -423,7 +424,9 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/babi"},
                                   {"babi_set", "en"},
                                   {"memory_size", 50},
                                   {"random_time", 0.1},
-                                  {"seed", 1}};
+                                  {"seed", 1},
+                                  {"babi_view", "memory"},
+                                  {"story_tokens", 800}};
 
 // Streams of the task's randomness, disjoint from other users of the run's seed.
 constexpr uint64_t kTrainSalt = 0xbab1'0000'7a11'0001ULL;
@@ -647,7 +650,17 @@ const bool kRegistered = [] {
   register_task({.name = "babi",
                  .summary = "bAbI question answering v1.2 (20 tasks, en 1k / en-10k), read from "
                             "data_dir/tasks_1-20_v1-2",
-                 .create = [](const nlohmann::json& s) { return std::make_unique<BabiTask>(s); },
+                 .create = [](const nlohmann::json& s) -> std::unique_ptr<Task> {
+                   // babi_view: "memory" (questions with their statements, MemN2N's batch) or
+                   // "story" (whole stories as word sequences, tasks/babi_story.hpp).
+                   const nlohmann::json merged = merge_task_settings("babi", kDefaults, s);
+                   const nlohmann::json& view = merged.at("babi_view");
+                   if (view == "story") return babi::make_story_task(merged);
+                   MG_CHECK(view == "memory",
+                            "babi: babi_view must be \"memory\" or \"story\", got ",
+                            quote(view.dump()));
+                   return std::make_unique<BabiTask>(s);
+                 },
                  .default_settings = kDefaults});
   return true;
 }();
