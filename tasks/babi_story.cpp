@@ -166,6 +166,9 @@ namespace {
 // users of the run's seed.
 constexpr uint64_t kStorySalt = 0xbab1'0000'5709'0001ULL;
 
+// A task fails at an error above this (%), as metrics::summarize_babi counts.
+constexpr double kFailPercent = 5.0;
+
 // The fewest stories an evaluation batch may hold (see StoryTask::score).
 constexpr int64_t kEvalStories = 32;
 
@@ -253,12 +256,32 @@ class StoryTask : public Task {
   // Test metrics, and the same errors on the validation stories (for the learning curve and model
   // selection). The training stories are not scored: at 10k that is a whole epoch's forward pass.
   nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
-    const metrics::BabiSummary sum =
-        metrics::summarize_babi(score(predict, data_.test, batch_size, dtype, test_plan_));
+    const std::map<int, metrics::TaskCount> counts =
+        score(predict, data_.test, batch_size, dtype, test_plan_);
+    const metrics::BabiSummary sum = metrics::summarize_babi(counts);
     nlohmann::json m = summary_json(sum, "");
+    m["per_task_error"] = m["task_errors"];
+    nlohmann::json failed = nlohmann::json::array(), train_sets = nlohmann::json::object();
+    for (const auto& [task, err] : sum.task_error_percent)
+      if (err > kFailPercent) failed.push_back(task);
+    m["failed_task_ids"] = failed;
+    for (int task : data_.train_from_en) train_sets[std::to_string(task)] = "en";
     m["babi_set"] = data_.set;
     m["babi_view"] = "story";
-    m["train_from_en"] = data_.train_from_en;
+    m["train_sets"] = train_sets;
+    // The same over the tasks trained on babi_set's own files (the 19 complete tasks of en-10k).
+    if (!data_.train_from_en.empty()) {
+      std::map<int, metrics::TaskCount> complete;
+      for (const auto& [task, c] : counts)
+        if (std::find(data_.train_from_en.begin(), data_.train_from_en.end(), task) ==
+            data_.train_from_en.end())
+          complete[task] = c;
+      if (!complete.empty()) {
+        const metrics::BabiSummary c = metrics::summarize_babi(complete);
+        m["mean_error_complete_tasks"] = c.mean_error;
+        m["failed_tasks_complete_tasks"] = c.failed_tasks;
+      }
+    }
     nlohmann::json questions = nlohmann::json::object();
     for (const Story& s : data_.test) {
       const std::string key = std::to_string(s.task);
@@ -266,10 +289,12 @@ class StoryTask : public Task {
     }
     m["test_questions"] = questions;
     m["definition"] =
-        "task_errors: percent of test questions answered wrongly (argmax over the scores at the "
-        "question's answer slot), per task; mean_error: unweighted mean over tasks; "
-        "failed_tasks: tasks with error > 5%; valid_: the same on the validation stories; "
-        "train_from_en: en-10k tasks trained on the 1k (en) file";
+        "task_errors (= per_task_error): percent of test questions answered wrongly (argmax "
+        "over the scores at the question's answer slot), per task; mean_error: unweighted mean "
+        "over tasks; failed_tasks: how many tasks have error > 5%, failed_task_ids: which; "
+        "valid_: the same on the validation stories; train_sets: tasks trained on another "
+        "set's file than babi_set (en-10k lacks task 3's); *_complete_tasks: mean and failed "
+        "count over the other tasks";
     if (!data_.valid.empty()) {
       const metrics::BabiSummary v =
           metrics::summarize_babi(score(predict, data_.valid, batch_size, dtype, valid_plan_));

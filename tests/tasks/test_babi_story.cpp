@@ -150,6 +150,9 @@ TEST_CASE("babi story view: the task's epochs, purity, evaluation at the slots")
   const nlohmann::json good = task->evaluate(perfect, 4, DType::f32);
   CHECK(good.at("task_errors").at("1") == 0.0);
   CHECK(good.at("failed_tasks") == 0);
+  CHECK(good.at("per_task_error") == good.at("task_errors"));
+  CHECK(good.at("failed_task_ids").empty());
+  CHECK(good.at("train_sets").empty());
   CHECK(good.at("test_questions").at("1") == 3);
   CHECK(good.at("valid_mean_error") == 0.0);
   const nlohmann::json bad = task->evaluate(nil, 1, DType::f32);
@@ -194,16 +197,39 @@ TEST_CASE("babi story view: an en-10k task without its training file trains on t
   TempDir dir;
   std::string train;
   for (int i = 0; i < 10; ++i) train += kStories;
-  write_task(dir, 3, train, kStories, "en");
-  write_task(dir, 3, "", kStories, "en-10k");  // the test file only, as qa3 in en-10k
-  auto task = create_task("babi", story_settings(dir, {{"babi_task", 3}, {"babi_set", "en-10k"}}));
-  Predictor nil = [](const Batch& batch) {
-    const Tensor& w = batch.get("words");
-    return Tensor::zeros(Shape{w.dim(0), w.dim(1), 17}, DType::f32);
+  // Task 3's test story is 19 positions long, longer than any of task 1's (24 and 9 are 1's).
+  const std::string test3 =
+      "1 Bill went to the garden.\n2 Bill went to the kitchen.\n3 Bill went to the office.\n"
+      "4 Where is Bill?\toffice\t3\n";
+  write_task(dir, 3, train, test3, "en");
+  write_task(dir, 3, "", test3, "en-10k");  // the test file only, as qa3 in en-10k
+  write_task(dir, 1, train, kStories, "en-10k");
+  auto task =
+      create_task("babi", story_settings(dir, {{"babi_task", "1,3"}, {"babi_set", "en-10k"}}));
+  // Right on every story but the 19-position ones (task 3's).
+  Predictor right_but_3 = [](const Batch& batch) {
+    const Tensor& ans = batch.get("answers");
+    const Tensor& mask = batch.get("words_mask");
+    const int64_t B = ans.dim(0), T = ans.dim(1), C = 40;
+    Tensor scores = Tensor::zeros(Shape{B, T, C}, DType::f32);
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t length = 0;
+      for (int64_t t = 0; t < T; ++t) length += int64_t(mask.at(b * T + t));
+      if (length == 19) continue;
+      for (int64_t t = 0; t < T; ++t) scores.set((b * T + t) * C + int64_t(ans.at(b * T + t)), 1);
+    }
+    return scores;
   };
-  const nlohmann::json m = task->evaluate(nil, 4, DType::f32);
-  CHECK(m.at("train_from_en") == nlohmann::json::array({3}));
-  CHECK(task->format_metrics(m).find("(trained on the 1k file)") != std::string::npos);
+  const nlohmann::json m = task->evaluate(right_but_3, 4, DType::f32);
+  CHECK(m.at("train_sets") == nlohmann::json{{"3", "en"}});
+  CHECK(m.at("task_errors").at("1") == 0.0);
+  CHECK(m.at("task_errors").at("3") == 100.0);
+  CHECK(m.at("mean_error") == 50.0);
+  CHECK(m.at("failed_task_ids") == nlohmann::json::array({3}));
+  CHECK(m.at("mean_error_complete_tasks") == 0.0);  // task 1 alone
+  CHECK(m.at("failed_tasks_complete_tasks") == 0);
+  CHECK(task->format_metrics(m).find("100.0  failed  (trained on the 1k file)") !=
+        std::string::npos);
   // In en, a missing training file stays an error.
   CHECK(error_of([&] {
           create_task("babi", story_settings(dir, {{"babi_task", 4}}));
