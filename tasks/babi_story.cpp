@@ -184,8 +184,6 @@ class StoryTask : public Task {
   StoryTask(const nlohmann::json& settings, LoadOptions o, uint64_t seed, int64_t story_tokens)
       : settings_(settings), seed_(seed), story_tokens_(story_tokens) {
     data_ = load_stories(o);
-    longest_ = 0;
-    for (const Story& s : data_.train) longest_ = std::max(longest_, s.length);
   }
 
   std::string name() const override { return "babi"; }
@@ -239,8 +237,9 @@ class StoryTask : public Task {
     const auto longest =
         std::max_element(data_.train.begin(), data_.train.end(),
                          [](const Story& a, const Story& b) { return a.length < b.length; });
+    const int64_t length = longest->length;
     const int64_t copies =
-        std::max<int64_t>(1, std::min(batch_size, (story_tokens_ + longest_ - 1) / longest_));
+        std::max<int64_t>(1, std::min(batch_size, (story_tokens_ + length - 1) / length));
     indices_.assign(size_t(copies), int64_t(longest - data_.train.begin()));
     fill_story_batch(data_, data_.train, indices_, dtype, batch);
   }
@@ -451,7 +450,6 @@ class StoryTask : public Task {
   StoryData data_;
   uint64_t seed_;
   int64_t story_tokens_;
-  int64_t longest_ = 0;
   Plan train_plan_;
   int64_t plan_batch_size_ = -1, plan_epoch_ = -1;
   int64_t per_epoch_ = 0, per_epoch_batch_size_ = -1;
