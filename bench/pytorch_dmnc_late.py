@@ -2,7 +2,7 @@
 """PyTorch side-by-side benchmark of memgrad's dmnc-late on sum2seq (OPTIONAL; see README.md).
 
 The model computes the same function, at the same dims and with the same parameter count, as
-memgrad's "dmnc-late" (models/dmnc.hpp, dmnc.cpp, dnc_memory.cpp, layers.cpp, rnn_cells.cpp):
+memgrad's "dmnc-late" (models/dnc/dmnc.*, models/dnc/dnc_memory.cpp, models/layers/):
 two DNC encoders (LSTM controller over [x_t; r_{t-1}], separate memories, per-encoder read and
 write functions), then a write-protected LSTM decoder (hidden 2H, h0 = [h1; h2]) that reads both
 memories with one shared read function, teacher forcing, masked softmax cross-entropy.
@@ -84,7 +84,7 @@ def uniform_embedding(rows, dim):
 
 
 class LSTMCell(nn.Module):
-    """rnn_cells.cpp LstmCell: gates [i f g o] = x W_x + b + h W_h (one bias, so not nn.LSTMCell,
+    """models/layers/rnn_cells.cpp LstmCell: gates [i f g o] = x W_x + b + h W_h (one bias, so not nn.LSTMCell,
     which has two), Glorot over the fused [in + H, 4H] matrix, forget bias 1. The cell state is
     clamped to [-clip, clip] after the step (layers::clip_state)."""
 

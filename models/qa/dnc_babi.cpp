@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "models/layers/batch_fields.hpp"
+#include "models/layers/config.hpp"
+#include "models/layers/lstm_runner.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {
@@ -11,7 +14,7 @@ namespace {
 
 constexpr const char* kName = "dnc-babi";
 
-// The DNC paper's usage gradient, as the zoo's other DNCs (dmnc.hpp, "Usage gradient").
+// The DNC paper's usage gradient, as the zoo's other DNCs (models/dnc/dmnc.hpp, "Usage gradient").
 constexpr dnc::UsageGradient kUsageGradient = dnc::UsageGradient::through_write_weights;
 
 const nlohmann::json kDefaults = {{"vocab_size", 160},  // set by the task

@@ -2,11 +2,11 @@
 // section 1.2): one DNC reads a whole story as a word sequence (the babi task's story view,
 // tasks/babi_story.hpp) and answers at every answer slot '-'. Registered as "dnc-babi".
 //
-// Why not the registered "dnc": that model (models/dmnc.hpp, ViewConcatDnc) reads two input views
-// and then answers with a write-protected decoder after the whole input; here answers are due in
-// the middle of the sequence, at every slot, from the same DNC that keeps writing, and the paper's
-// bAbI recipe (sizes, RMSProp with momentum) differs from the DMNC recipe that "dnc" trains with.
-// The memory is the same: dnc::step (models/dnc_memory.hpp) with one write head.
+// Why not the registered "dnc": that model (models/dnc/dmnc.hpp, ViewConcatDnc) reads two input
+// views and then answers with a write-protected decoder after the whole input; here answers are due
+// in the middle of the sequence, at every slot, from the same DNC that keeps writing, and the
+// paper's bAbI recipe (sizes, RMSProp with momentum) differs from the DMNC recipe that "dnc" trains
+// with. The memory is the same: dnc::step (models/dnc/dnc_memory.hpp) with one write head.
 //
 // Per position t of the story (all B stories step together; memory and controller start afresh for
 // every story, dnc::initial_state and a zero LSTM state):
@@ -23,10 +23,11 @@
 // W = 64, R = 4 read heads, one write head. Deviations, each for a reason:
 //   - embedding 64 instead of one-hot words: the folded table is [V, 4H] of rank 64 instead of
 //     full rank, computed once per forward (a one-hot input would be a free [V, 4H] table);
-//   - initialisation of the zoo (layers.hpp: Glorot, LSTM forget bias 1) instead of N(0, 0.1);
+//   - initialisation of the zoo (models/layers/linear.hpp, rnn_cells.hpp: Glorot, LSTM forget bias
+//     1) instead of N(0, 0.1);
 //   - the usage update passes gradient into the previous write weights (the paper's equation;
 //     DeepMind's code stops it), as the zoo's other DNCs, so that the model's gradient can be
-//     checked against finite differences (dmnc.hpp, "Usage gradient").
+//     checked against finite differences (models/dnc/dmnc.hpp, "Usage gradient").
 // Trace (memgrad inspect): per position "t<t>/" write_gate, alloc_gate, free_gates, usage,
 // write_weights, read_weights, read_modes (dnc::step's entries).
 #pragma once
@@ -34,10 +35,10 @@
 #include <string>
 #include <vector>
 
-#include "models/dnc_memory.hpp"
-#include "models/layers.hpp"
+#include "models/dnc/dnc_memory.hpp"
+#include "models/layers/linear.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "models/model.hpp"
-#include "models/rnn_cells.hpp"
 
 namespace memgrad {
 

@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "models/dmnc.hpp"
-#include "models/seq_baselines.hpp"
+#include "models/dnc/dmnc.hpp"
+#include "models/dnc/seq_baselines.hpp"
+#include "models/dnc/two_view.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;
@@ -192,7 +193,7 @@ TEST_CASE("dmnc early fusion: each encoder's state depends on what the other enc
       Dmnc model(fusion, small_config("dmnc-early"), DType::f64, 5);
       model.params().zero_grad();
       Tape tape;
-      const layers::Views views = layers::read_views(tape, batch, model.name());
+      const dnc::Views views = dnc::read_views(tape, batch, model.name());
       const Dmnc::Encoded e = model.encode(tape, views);
       tape.backward(sum(e.enc[size_t(target)].controller.h));
       const std::string o = "enc" + std::to_string(other + 1) + ".";
@@ -225,8 +226,8 @@ TEST_CASE(
   for (Fusion fusion : {Fusion::late, Fusion::early}) {
     Dmnc model(fusion, small_config("dmnc-early"), DType::f64, 5);
     Tape ta, tb;
-    const Dmnc::Encoded ea = model.encode(ta, layers::read_views(ta, ba, model.name()));
-    const Dmnc::Encoded eb = model.encode(tb, layers::read_views(tb, bb, model.name()));
+    const Dmnc::Encoded ea = model.encode(ta, dnc::read_views(ta, ba, model.name()));
+    const Dmnc::Encoded eb = model.encode(tb, dnc::read_views(tb, bb, model.name()));
     const std::vector<double> ha = row(ea.enc[1].controller.h.value(), 0);
     const std::vector<double> hb = row(eb.enc[1].controller.h.value(), 0);
     INFO(cat(model.name()));

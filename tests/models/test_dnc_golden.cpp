@@ -1,4 +1,4 @@
-// The DNC memory access (models/dnc_memory.*) against the golden vectors of
+// The DNC memory access (models/dnc/dnc_memory.*) against the golden vectors of
 // ../shared/golden/dnc (DeepMind's reference semantics; see the README there): for every file and
 // every case, outputs, intermediates and the gradients of the case's projection J, in float64 and
 // in float32 (inputs and projections rounded to float32); these are ctest entry models_shared_data,
@@ -20,7 +20,7 @@
 
 #include "engine/alloc_counter.hpp"
 #include "engine/gradcheck.hpp"
-#include "models/dnc_memory.hpp"
+#include "models/dnc/dnc_memory.hpp"
 #include "ops/ops.hpp"
 #include "tests/test_util.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/alloc_counter.hpp"
-#include "models/ebmrnn.hpp"
+#include "models/clinical/ebmrnn.hpp"
 #include "models/model_check.hpp"
 #include "ops/ops.hpp"
 

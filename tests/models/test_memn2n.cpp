@@ -1,13 +1,15 @@
-// MemN2N: shapes, position encoding, adjacent tying, linear start, empty memory slots (official
-// and masked), the nil word, the schedule hooks (linear start, the official two-phase learning
-// rate). Its float64 gradient checks are test_model_registry's, as every model's.
+// MemN2N: shapes, adjacent tying, linear start, empty memory slots (official and masked), the nil
+// word, the schedule hooks (linear start, the official two-phase learning rate). Its float64
+// gradient checks are test_model_registry's, as every model's; the position encoding and the check
+// batch it shares with the other bAbI models are test_qa_helpers.cpp's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "models/memn2n.hpp"
+#include "models/qa/memn2n.hpp"
+#include "models/qa/position_encoding.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;
@@ -98,23 +100,7 @@ TEST_CASE("memn2n: output shapes and a summed loss") {
   CHECK(r.loss.value().at(0) == doctest::Approx(3 * mean_loss).epsilon(1e-12));
 }
 
-TEST_CASE("memn2n: position encoding follows the official formula") {
-  // d = 20, J' = 7 (six words and the time word).
-  const Tensor l = memn2n_position_encoding(7, 7, 20, DType::f64);
-  REQUIRE(l.shape() == Shape{7, 20});
-  for (int j = 1; j <= 7; ++j)
-    for (int k = 1; k <= 20; ++k) {
-      const double want = 1 + 4.0 * (k - 10.5) * (j - 4.0) / (20.0 * 7.0);
-      CHECK(l.at((j - 1) * 20 + (k - 1)) == doctest::Approx(want).epsilon(1e-15));
-    }
-  CHECK(l.at(0) == doctest::Approx(1 + 4 * 9.5 * 3 / 140.0));  // j = 1, k = 1: 1.8142857
-  CHECK(l.at(3 * 20 + 5) == 1.0);                              // the middle word: all ones
-  // The question's rows are the first J rows of the same matrix.
-  const Tensor q = memn2n_position_encoding(6, 7, 20, DType::f64);
-  for (int64_t i = 0; i < q.numel(); ++i) CHECK(q.at(i) == l.at(i));
-}
-
-// The forward written out with loops from the equations (models/memn2n.hpp), with the position
+// The forward written out with loops from the equations (models/qa/memn2n.hpp), with the position
 // encoding matrix itself: checks the model's bag-of-words factorisation of l and everything else.
 std::vector<double> reference_logits(MemN2N& model, const Batch& batch) {
   const nlohmann::json c = model.config();
@@ -126,7 +112,7 @@ std::vector<double> reference_logits(MemN2N& model, const Batch& batch) {
   const Tensor &story = batch.get("story"), &time = batch.get("time"),
                &mask = batch.get("memory_mask"), &query = batch.get("query");
   const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2), jp = te ? j + 1 : j;
-  const Tensor l = pe ? memn2n_position_encoding(jp, jp, d, DType::f64)
+  const Tensor l = pe ? qa::position_encoding(jp, jp, d, DType::f64)
                       : Tensor::full(Shape{jp, d}, DType::f64, 1.0);
   auto row = [&](const Parameter& t, int64_t id, int64_t k) { return t.value.at(id * d + k); };
   auto embed = [&](const Parameter& t, int64_t s, int64_t i) {  // memory i of sample s

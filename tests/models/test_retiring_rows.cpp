@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
-#include "models/layers.hpp"
+#include "models/layers/row_packing.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;

@@ -1,4 +1,4 @@
-// LSTM and GRU cells (models/rnn_cells.*): forward values against the equations computed with plain
+// LSTM and GRU cells (models/layers/rnn_cells.*): forward values against the equations computed with plain
 // loops, shapes and parameter layout, the projected-input and split-input paths (and
 // layers::TokenLstm, which folds an embedding into the split input), and float64 gradient checks of
 // parameters and inputs over three steps.
@@ -11,8 +11,9 @@
 #include "engine/alloc_counter.hpp"
 #include "engine/error.hpp"
 #include "engine/gradcheck.hpp"
-#include "models/layers.hpp"
-#include "models/rnn_cells.hpp"
+#include "models/layers/linear.hpp"
+#include "models/layers/lstm_runner.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;

@@ -1,5 +1,5 @@
 // Shared pieces of the in-hospital mortality models (see mortality.hpp).
-#include "models/mortality.hpp"
+#include "models/clinical/mortality.hpp"
 
 #include "ops/ops.hpp"
 

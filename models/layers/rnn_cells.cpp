@@ -1,5 +1,5 @@
 // LSTM and GRU cells from primitive ops (see rnn_cells.hpp for the equations).
-#include "models/rnn_cells.hpp"
+#include "models/layers/rnn_cells.hpp"
 
 #include <array>
 #include <cmath>

@@ -1,9 +1,10 @@
 // Stacked GRU classifier (see gru_classifier.hpp).
-#include "models/gru_classifier.hpp"
+#include "models/clinical/gru_classifier.hpp"
 
 #include <cstdio>
 
-#include "models/mortality.hpp"
+#include "models/clinical/mortality.hpp"
+#include "models/layers/config.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "models/layers.hpp"
+#include "models/layers/linear.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "models/model.hpp"
-#include "models/rnn_cells.hpp"
 
 namespace memgrad {
 

@@ -1,5 +1,8 @@
 // DMNC (late and early fusion) and the view-concatenated DNC; the design is documented in dmnc.hpp.
-#include "models/dmnc.hpp"
+#include "models/dnc/dmnc.hpp"
+
+#include "models/layers/config.hpp"
+#include "models/layers/memory_reader.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -319,7 +322,7 @@ void Dmnc::encoder_step(Tape& tape, int i, const EncoderPass& pass, Var ids,
   if (cache_) me.cache = mask.put(me.cache, next.cache);
 }
 
-Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace) const {
+Dmnc::Encoded Dmnc::encode(Tape& tape, const dnc::Views& views, Trace* trace) const {
   const int64_t B = views.batch;
   const DType dtype = views.x[0].dtype();
   Encoded out;
@@ -386,7 +389,7 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const layers::Views& views, Trace* trace)
 }
 
 ForwardResult Dmnc::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
-  const layers::Views views = layers::read_views(tape, batch, name());
+  const dnc::Views views = dnc::read_views(tape, batch, name());
   const Encoded e = encode(tape, views, opts.trace);
   if (persistent_) store_carried(e);
   const int64_t B = views.batch, N = mem_.slots, RW = mem_.read_heads * mem_.word;
@@ -432,7 +435,7 @@ ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t
 }
 
 ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
-  const layers::Views views = layers::read_views(tape, batch, name());
+  const dnc::Views views = dnc::read_views(tape, batch, name());
   const int64_t B = views.batch, RW = mem_.read_heads * mem_.word;
   const DType dtype = views.x[0].dtype();
   const LstmCell& cell = cell_.front();
@@ -494,10 +497,10 @@ nlohmann::json tiny(nlohmann::json extra) {
 }
 
 void check_batch(Rng& rng, DType dtype, Batch& batch) {
-  layers::make_check_batch(rng, dtype, batch, 7, 9);
+  dnc::make_check_batch(rng, dtype, batch, 7, 9);
 }
 
-const nlohmann::json kTrainDefaults = layers::dmnc_paper_recipe();
+const nlohmann::json kTrainDefaults = dnc::dmnc_paper_recipe();
 
 // The check variants include the settings of documented runs: trained on the decoder's own
 // predictions (README, the table with --train-teacher-forcing false), every sample stepped at every

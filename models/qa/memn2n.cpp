@@ -1,9 +1,12 @@
-// End-To-End Memory Network; see models/memn2n.hpp and docs/babi.md.
-#include "models/memn2n.hpp"
+// End-To-End Memory Network; see models/qa/memn2n.hpp and docs/babi.md.
+#include "models/qa/memn2n.hpp"
 
 #include <cmath>
 
-#include "models/layers.hpp"
+#include "models/layers/batch_fields.hpp"
+#include "models/layers/config.hpp"
+#include "models/qa/babi_check.hpp"
+#include "models/qa/position_encoding.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {
@@ -52,18 +55,6 @@ int64_t positive(const nlohmann::json& c, const char* key, int64_t min_value = 1
 
 }  // namespace
 
-Tensor memn2n_position_encoding(int64_t positions, int64_t total, int64_t dim, DType dtype) {
-  MG_CHECK(positions >= 1 && positions <= total && dim >= 1, kName, ": position encoding of ",
-           positions, " of ", total, " positions, dim ", dim);
-  Tensor l = Tensor::empty(Shape{positions, dim}, dtype);
-  const double d = double(dim), jj = double(total);
-  for (int64_t j = 1; j <= positions; ++j)
-    for (int64_t k = 1; k <= dim; ++k)
-      l.set((j - 1) * dim + (k - 1),
-            1.0 + 4.0 * (double(k) - (d + 1) / 2) * (double(j) - (jj + 1) / 2) / (d * jj));
-  return l;
-}
-
 MemN2N::MemN2N(const nlohmann::json& user, DType dtype, uint64_t seed)
     : Model(dtype), config_(layers::merge_config(kName, kDefaults, user)) {
   const nlohmann::json& c = config_;
@@ -111,14 +102,13 @@ void MemN2N::build_bags(const Tensor& story, const Tensor& time, const Tensor& q
   const DType dtype = params_.dtype();
   const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2), rows = table_rows();
   const int64_t jp = te_ ? j + 1 : j;  // J': the time word is the last position
-  // l[j, k] = 1 + alpha_k beta_j (see the header); beta over J' positions.
+  // l[j, k] = 1 + alpha_k beta_j (qa/position_encoding.hpp); beta over J' positions.
   std::vector<double>& beta = beta_;
   beta.resize(size_t(jp));
-  for (int64_t w = 0; w < jp; ++w) beta[size_t(w)] = double(w + 1) - double(jp + 1) / 2;
+  for (int64_t w = 0; w < jp; ++w) beta[size_t(w)] = qa::position_beta(w + 1, jp);
   if (!alpha_.defined() || alpha_.dtype() != dtype) {
     alpha_ = Tensor::empty(Shape{dim_}, dtype);
-    for (int64_t k = 0; k < dim_; ++k)
-      alpha_.set(k, 4.0 * (double(k + 1) - double(dim_ + 1) / 2) / (double(dim_) * double(jp)));
+    for (int64_t k = 0; k < dim_; ++k) alpha_.set(k, qa::position_alpha(k + 1, dim_, jp));
   }
   for (Tensor* t : {&count_mem_, &pos_mem_}) {
     t->reshape_reuse(Shape{b, m, rows}, dtype);
@@ -314,42 +304,15 @@ void MemN2N::set_training_state(const nlohmann::json& s) {
 
 namespace {
 
-// A tiny check batch: B = 3 questions, M = 4 slots, J = 3 words (vocab 7, memory_size 4); the
-// samples have 4, 2 and 3 memories (empty slots in the last two), sentences with nil padding,
-// and temporal indices with a gap (as random noise makes them).
-void make_check_batch(Rng& rng, DType dtype, Batch& batch) {
-  const int64_t b = 3, m = 4, j = 3, vocab = 7;
-  const int64_t counts[3] = {4, 2, 3};
-  const double times[3][4] = {{4, 3, 2, 1}, {2, 1, 0, 0}, {4, 2, 1, 0}};
-  Tensor& story = batch.field("story", Shape{b, m, j}, dtype);
-  Tensor& time = batch.field("time", Shape{b, m}, dtype);
-  Tensor& mask = batch.field("memory_mask", Shape{b, m}, dtype);
-  Tensor& query = batch.field("query", Shape{b, j}, dtype);
-  Tensor& answer = batch.field("answer", Shape{b}, dtype);
-  for (int64_t s = 0; s < b; ++s) {
-    for (int64_t k = 0; k < counts[s]; ++k) {
-      const int64_t words = 1 + int64_t(rng.below(uint64_t(j)));  // 1..J words, then nil
-      for (int64_t w = 0; w < words; ++w)
-        story.set((s * m + k) * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
-      time.set(s * m + k, times[s][k]);
-      mask.set(s * m + k, 1);
-    }
-    for (int64_t w = 0; w < j - (s == 1 ? 1 : 0); ++w)
-      query.set(s * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
-    answer.set(s, double(1 + rng.below(uint64_t(vocab - 1))));
-  }
-  batch.size = b;
-}
-
+// The bAbI check batch's sizes (qa/babi_check.hpp) with tiny model dimensions.
 nlohmann::json check_config(const char* variant, bool linear_start) {
-  return {{"variant", variant},
-          {"vocab_size", 7},
-          {"sentence_len", 3},
-          {"memory_size", 4},
-          {"embedding_dim", 4},
-          {"hops", 3},
-          {"linear_start", linear_start},
-          {"init_std", 0.3}};
+  nlohmann::json c = qa::babi_check_dims();
+  c.update({{"variant", variant},
+            {"embedding_dim", 4},
+            {"hops", 3},
+            {"linear_start", linear_start},
+            {"init_std", 0.3}});
+  return c;
 }
 
 const bool kRegistered = [] {
@@ -376,7 +339,7 @@ const bool kRegistered = [] {
                           {"lr_halve_every_epochs", 25}},
        .check_configs = {check_config("softmax", false), check_config("linear-start", true), masked,
                          bow},
-       .check_batch = make_check_batch});
+       .check_batch = qa::make_babi_check_batch});
   return true;
 }();
 

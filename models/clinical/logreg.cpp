@@ -1,8 +1,8 @@
 // Logistic regression (see logreg.hpp).
-#include "models/logreg.hpp"
+#include "models/clinical/logreg.hpp"
 
-#include "models/layers.hpp"
-#include "models/mortality.hpp"
+#include "models/clinical/mortality.hpp"
+#include "models/layers/config.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {

@@ -23,10 +23,12 @@
 // table's gradient two GEMMs (instead of a [B, M, J', d] gather, product and sum per table).
 // Adjacent tying leaves K + 1 tables [V + S, d], each one Parameter:
 //   "A1_B" (A^1 = B), "C1_A2" (C^1 = A^2), ..., "C{K-1}_A{K}", "C{K}_W" (C^K = W^T).
-// Position encoding, as implemented by the official code (and the TF port): with J' = J + 1
-// columns (the time word takes column J'; J' = J without temporal encoding),
+// Position encoding, as implemented by the official code (and the TF port;
+// models/qa/position_encoding.hpp): with J' = J + 1 columns (the time word takes column J';
+// J' = J without temporal encoding),
 //   l[k, j] = 1 + 4 (k - (d+1)/2) (j - (J'+1)/2) / (d J'),   k = 1..d, j = 1..J'
 // memories use columns 1..J', the question columns 1..J. position_encoding false: l = 1 (BoW).
+// Gradient checks: the bAbI check batch of models/qa/babi_check.hpp.
 // The nil word (id 0) has an all-zero row in every table, kept zero by after_update().
 //
 // Schedule hooks: linear start (LS) is on from the first step when "linear_start" is true; it
@@ -45,10 +47,6 @@
 #include "models/model.hpp"
 
 namespace memgrad {
-
-// The position-encoding matrix l as [positions, dim] (row j - 1 is word position j): the official
-// formula with `total` positions (J'), rows 1..positions (positions <= total).
-Tensor memn2n_position_encoding(int64_t positions, int64_t total, int64_t dim, DType dtype);
 
 class MemN2N : public Model {
  public:

@@ -1,5 +1,9 @@
 // View-concatenated LSTM, Dual LSTM and WLAS (see seq_baselines.hpp).
-#include "models/seq_baselines.hpp"
+#include "models/dnc/seq_baselines.hpp"
+
+#include "models/dnc/two_view.hpp"
+#include "models/layers/config.hpp"
+#include "models/layers/lstm_runner.hpp"
 
 #include "ops/ops.hpp"
 
@@ -134,7 +138,7 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
 
 ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
                                         const ForwardOptions& opts) {
-  const layers::Views views = layers::read_views(tape, batch, name());
+  const dnc::Views views = dnc::read_views(tape, batch, name());
   const int64_t B = views.batch;
   const DType dtype = views.x[0].dtype();
   const bool pack = pack_rows_ && !opts.trace;
@@ -223,10 +227,10 @@ void register_baseline(SeqBaseline k, const char* summary) {
        .create = [k](const nlohmann::json& c, DType d,
                      uint64_t s) { return std::make_unique<SeqBaselineModel>(k, c, d, s); },
        .default_config = defaults(k),
-       .train_defaults = layers::dmnc_paper_recipe(),
+       .train_defaults = dnc::dmnc_paper_recipe(),
        .check_configs = checks,
        .check_batch = [](Rng& rng, DType dtype,
-                         Batch& batch) { layers::make_check_batch(rng, dtype, batch, 7, 9); }});
+                         Batch& batch) { dnc::make_check_batch(rng, dtype, batch, 7, 9); }});
 }
 
 const bool kRegistered = [] {

@@ -1,7 +1,8 @@
 // The LSTM baselines of the DMNC paper's Table 1 (section 4.1), registered as "lstm", "dual-lstm"
-// and "wlas". All read the two-view batch of dmnc.hpp (x1, x2 with per-sample masks) and end in the
-// shared decoder of layers.hpp (sequence output with teacher forcing or greedy decoding, or set
-// output), so they differ from DMNC only in how the views are encoded and what the decoder reads.
+// and "wlas". All read the two-view batch of two_view.hpp (x1, x2 with per-sample masks) and end in
+// the shared decoder of models/layers/decoder.hpp (sequence output with teacher forcing or greedy
+// decoding, or set output), so they differ from DMNC only in how the views are encoded and what the
+// decoder reads.
 //
 //   lstm       view-concatenated LSTM: one LSTM encoder (hidden H) reads view 1's events and then
 //              view 2's (each view embedded with its own table, i.e. one sequence over the union
@@ -38,9 +39,11 @@
 #include <string>
 #include <vector>
 
-#include "models/layers.hpp"
+#include "models/layers/attention.hpp"
+#include "models/layers/decoder.hpp"
+#include "models/layers/linear.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "models/model.hpp"
-#include "models/rnn_cells.hpp"
 
 namespace memgrad {
 

@@ -1,13 +1,13 @@
 // The DNC memory access from primitive ops. Every formula below is the one of
 // ../shared/golden/dnc/README.md (DeepMind's addressing.py / access.py, one write head); the golden
 // vectors check values and gradients in tests/models/test_dnc_golden.cpp.
-#include "models/dnc_memory.hpp"
+#include "models/dnc/dnc_memory.hpp"
 
 #include <map>
 #include <mutex>
 #include <utility>
 
-#include "models/rnn_cells.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad::dnc {

@@ -1,9 +1,9 @@
 // EBmRNN's explicit and blurred memories (see ebmrnn_memory.hpp). Equation numbers are the
 // paper's Appendix A.1.
-#include "models/ebmrnn_memory.hpp"
+#include "models/clinical/ebmrnn_memory.hpp"
 
 #include "engine/error.hpp"
-#include "models/dnc_memory.hpp"
+#include "models/dnc/dnc_memory.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad::ebm {

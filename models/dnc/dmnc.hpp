@@ -89,7 +89,8 @@
 //   (its h is already in (-1, 1), so clipping it would do nothing); logits are not clipped (Eq. 14
 //   has no clip).
 //
-// Initialisation: see layers.hpp (embeddings uniform(-1, 1) as the authors' code; Linear layers
+// Initialisation: see models/layers/linear.hpp (embeddings uniform(-1, 1) as the authors' code;
+// Linear layers
 //   Glorot-uniform, zero bias; LSTMs Glorot with forget bias 1). Memory initial state
 //   dnc::initial_state (memory, weights and read vectors 1e-6, usage/link/precedence 0).
 //
@@ -120,10 +121,14 @@
 #include <string>
 #include <vector>
 
-#include "models/dnc_memory.hpp"
-#include "models/layers.hpp"
+#include "models/dnc/dnc_memory.hpp"
+#include "models/dnc/two_view.hpp"
+#include "models/layers/decoder.hpp"
+#include "models/layers/linear.hpp"
+#include "models/layers/lstm_runner.hpp"
+#include "models/layers/rnn_cells.hpp"
+#include "models/layers/row_packing.hpp"
 #include "models/model.hpp"
-#include "models/rnn_cells.hpp"
 
 namespace memgrad {
 
@@ -163,7 +168,7 @@ class Dmnc : public Model {
   // ...; only when some sample has an event) and the state after the step, padded samples kept,
   // under "enc<i>/t<t>/state/" (h, c, memory, usage, link, write_weights, read_weights,
   // read_vectors, cache). The decoder's reads are recorded under "dec/t<t>/".
-  Encoded encode(Tape& tape, const layers::Views& views, Trace* trace = nullptr) const;
+  Encoded encode(Tape& tape, const dnc::Views& views, Trace* trace = nullptr) const;
 
  private:
   struct Carried {

@@ -1,8 +1,9 @@
 // EBmRNN and EmRNN (see ebmrnn.hpp). Equation numbers are the paper's Appendix A.1.
-#include "models/ebmrnn.hpp"
+#include "models/clinical/ebmrnn.hpp"
 
-#include "models/ebmrnn_memory.hpp"
-#include "models/mortality.hpp"
+#include "models/clinical/ebmrnn_memory.hpp"
+#include "models/clinical/mortality.hpp"
+#include "models/layers/config.hpp"
 #include "ops/ops.hpp"
 
 namespace memgrad {

@@ -2,8 +2,8 @@
 // Appendix A.1; ../shared/papers/ebmrnn-explicit-blurred-memory.txt), and EmRNN, its variant
 // without the blurred memory (section 2: "a variant of EBmRNN that doesn't have access to blurred
 // memory"), registered as "ebmrnn" and "emrnn" for the physionet2012 task (in-hospital mortality
-// from the first 48 hours; the batch fields: tasks/physionet2012.hpp, models/mortality.hpp). The
-// memories are ebmrnn_memory.hpp.
+// from the first 48 hours; the batch fields: tasks/physionet2012.hpp,
+// models/clinical/mortality.hpp). The memories are ebmrnn_memory.hpp.
 //
 // One step t, in the paper's order ("Once memories are read, the controller updates the memory
 // banks for the next state"):
@@ -59,7 +59,8 @@
 //   (R*D; ebmrnn), m_t (D), e_t (D; ebmrnn), gamma_t logit (1), with R = K (parallel) or 1 (hops).
 //   No activation on keys and m_t (the paper gives none; keys only enter cosines).
 // Before any slot is filled (t = 0) there is nothing to read explicitly: r^E = 0.
-// Initialisation: layers.hpp's (Glorot weights, zero biases) and GruCell's, except b_r = 0.1.
+// Initialisation: models/layers/linear.hpp's (Glorot weights, zero biases) and GruCell's, except
+// b_r = 0.1.
 //
 // Trace (inspection, batch rows b), per step "t<t>/...":
 //   - slot_hour [B, N^E]: the step (hour) whose m is stored in each slot, -1 while empty (Fig. 2)
@@ -74,9 +75,9 @@
 #include <string>
 #include <vector>
 
-#include "models/layers.hpp"
+#include "models/layers/linear.hpp"
+#include "models/layers/rnn_cells.hpp"
 #include "models/model.hpp"
-#include "models/rnn_cells.hpp"
 
 namespace memgrad {
 

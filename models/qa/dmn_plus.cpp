@@ -1,0 +1,348 @@
+// Dynamic Memory Network+; see models/qa/dmn_plus.hpp and docs/dmn-plus.md.
+#include "models/qa/dmn_plus.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "ops/ops.hpp"
+
+namespace memgrad {
+namespace {
+
+const char* kName = "dmn-plus";
+
+// Every hyper-parameter with the DMN+ paper's bAbI-10k default (section 5.1; docs/dmn-plus.md).
+// vocab_size, sentence_len and memory_size are the data's sizes: the task's model_dims() sets them
+// (memory_size, the number of facts a question sees, is the babi task's setting; the model only
+// accepts it).
+const nlohmann::json kDefaults = {
+    {"vocab_size", 20},     // words including nil (id 0)
+    {"sentence_len", 6},    // J: words per sentence (padded)
+    {"memory_size", 10},    // facts per question (the task's setting)
+    {"embedding_dim", 80},  // d: the paper's 80
+    {"hidden", 80},         // H: the paper's 80
+    {"passes", 3},          // T: episodic memory passes
+    {"dropout", 0.1},       // drop probability on f_i and on the answer module's m^T (keep 0.9)
+    {"l2", 0.001},          // (l2 / 2) |W|^2 for every weight but biases (public implementation)
+    {"loss", "sum"},        // cross-entropy "sum" over the batch or "mean"
+    {"answer", "gru"},      // "gru" (DMN's answer GRU, one step) or "linear" (W [m^T; q])
+    {"tied_memory_update", false},   // true: one W for every pass (the paper unties them)
+    {"position_encoding", "paper"},  // "paper" (DMN+/MemN2N paper) or "memn2n" (official code)
+    {"embedding_init", 1.7320508075688772},  // E ~ uniform(-a, a), the paper's sqrt(3)
+};
+
+// The position encoding l_jd = a_j + b_d c_j (j = 1..J, d = 1..D), as its three vectors.
+void position_factors(const std::string& kind, int64_t J, int64_t D, std::vector<double>& a,
+                      std::vector<double>& c, Tensor& b, DType dtype) {
+  a.resize(size_t(J));
+  c.resize(size_t(J));
+  b.reshape_reuse(Shape{D}, dtype);
+  for (int64_t j = 1; j <= J; ++j) {
+    const double x = double(j) / double(J);
+    // paper: (1 - j/J) - (d/D)(1 - 2j/J) = (1 - j/J) + (d/D)(2j/J - 1)
+    // memn2n: 1 + 4 (d - (D+1)/2)(j - (J+1)/2) / (D J)
+    a[size_t(j - 1)] = kind == "paper" ? 1.0 - x : 1.0;
+    c[size_t(j - 1)] = kind == "paper" ? 2.0 * x - 1.0 : double(j) - double(J + 1) / 2;
+  }
+  for (int64_t d = 1; d <= D; ++d)
+    b.set(d - 1, kind == "paper" ? double(d) / double(D)
+                                 : 4.0 * (double(d) - double(D + 1) / 2) / double(D * J));
+}
+
+// |x| = relu(x) + relu(-x) (the gradient is sign(x) away from 0).
+Var absolute(Var x) { return add(relu(x), relu(neg(x))); }
+
+}  // namespace
+
+DmnPlus::DmnPlus(const nlohmann::json& user, DType dtype, uint64_t seed)
+    : Model(dtype), config_(layers::merge_config(kName, kDefaults, user)) {
+  const nlohmann::json& c = config_;
+  vocab_ = layers::config_int(c, kName, "vocab_size", 2);
+  sentence_len_ = layers::config_int(c, kName, "sentence_len");
+  layers::config_int(c, kName, "memory_size");
+  dim_ = layers::config_int(c, kName, "embedding_dim");
+  hidden_ = layers::config_int(c, kName, "hidden");
+  passes_ = layers::config_int(c, kName, "passes");
+  dropout_ = c.at("dropout").get<double>();
+  MG_CHECK(dropout_ >= 0 && dropout_ < 1, kName, ": dropout must be in [0, 1), got ", dropout_);
+  l2_ = c.at("l2").get<double>();
+  MG_CHECK(l2_ >= 0, kName, ": l2 must be >= 0, got ", l2_);
+  const std::string loss = c.at("loss").get<std::string>();
+  MG_CHECK(loss == "sum" || loss == "mean", kName, ": loss must be \"sum\" or \"mean\", got \"",
+           loss, "\"");
+  sum_loss_ = loss == "sum";
+  const std::string answer = c.at("answer").get<std::string>();
+  MG_CHECK(answer == "gru" || answer == "linear", kName,
+           ": answer must be \"gru\" or \"linear\", got \"", answer, "\"");
+  gru_answer_ = answer == "gru";
+  tied_update_ = c.at("tied_memory_update").get<bool>();
+  position_encoding_ = c.at("position_encoding").get<std::string>();
+  MG_CHECK(position_encoding_ == "paper" || position_encoding_ == "memn2n", kName,
+           ": position_encoding must be \"paper\" or \"memn2n\", got \"", position_encoding_, "\"");
+  const double init = c.at("embedding_init").get<double>();
+  MG_CHECK(init > 0, kName, ": embedding_init must be > 0, got ", init);
+
+  const int64_t H = hidden_;
+  Rng rng(seed);
+  embedding_ = &params_.add_uniform("embedding", Shape{vocab_, dim_}, -init, init, rng);
+  for (int64_t k = 0; k < dim_; ++k) embedding_->value.set(k, 0.0);  // nil: never read
+  fusion_fwd_ = DmnGru(params_, "fusion.fwd", dim_, H, false, rng);
+  fusion_bwd_ = DmnGru(params_, "fusion.bwd", dim_, H, false, rng);
+  question_ = DmnGru(params_, "question", dim_, H, false, rng);
+  // W^(1) [4H, H] as two halves (see the header), Xavier for the whole [4H, H].
+  const double l1 = std::sqrt(6.0 / double(5 * H));
+  att_w1_q_ = &params_.add_uniform("attention.W1_q", Shape{2 * H, H}, -l1, l1, rng);
+  att_w1_m_ = &params_.add_uniform("attention.W1_m", Shape{2 * H, H}, -l1, l1, rng);
+  att_b1_ = &params_.add("attention.b1", Shape{H});
+  // W^(2) without b^(2): a constant added to every fact's score cancels in the softmax over the
+  // facts (its gradient is exactly 0).
+  att_score_ = layers::Linear(params_, "attention.score", H, 1, rng, false);
+  episode_ = DmnGru(params_, "episode", H, H, true, rng);
+  for (int64_t t = 0; t < (tied_update_ ? 1 : passes_); ++t)
+    memory_update_.emplace_back(params_, tied_update_ ? "memory" : "memory" + std::to_string(t + 1),
+                                3 * H, H, rng);
+  if (gru_answer_) answer_gru_ = DmnGru(params_, "answer.gru", H, H, false, rng);
+  answer_out_ = layers::Linear(params_, "answer.out", gru_answer_ ? H : 2 * H, vocab_, rng);
+  // Weights are the rank-2 parameters; biases (rank 1) are not penalised.
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].value.rank() == 2) weights_.push_back(&params_[i]);
+}
+
+void DmnPlus::build_inputs(const Tensor& story, const Tensor& mask, const Tensor& query) {
+  const DType dtype = params_.dtype();
+  const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2);
+  position_factors(position_encoding_, j, dim_, pe_a_, pe_c_, pe_b_, dtype);
+  for (Tensor* t : {&bag_a_, &bag_c_}) {
+    t->reshape_reuse(Shape{b * m, vocab_}, dtype);
+    t->zero();
+  }
+  query_mask_.reshape_reuse(Shape{b, j}, dtype);
+  fact_all_.assign(size_t(m), 1);
+  word_all_.assign(size_t(j), 1);
+  question_steps_ = 0;
+  MG_DISPATCH(dtype, T, {
+    const T* ps = story.data<T>();
+    const T* pm = mask.data<T>();
+    const T* pq = query.data<T>();
+    T* na = bag_a_.data<T>();
+    T* nc = bag_c_.data<T>();
+    T* qm = query_mask_.data<T>();
+    auto word = [&](T id, const char* field) {
+      MG_CHECK(id >= 0 && id < T(vocab_) && id == std::floor(id), kName, ": batch field '", field,
+               "' holds ", id, ", not a word id in [0, ", vocab_, ")");
+      return int64_t(id);
+    };
+    for (int64_t r = 0; r < b * m; ++r) {
+      MG_CHECK(pm[r] == T(0) || pm[r] == T(1), kName, ": batch field 'memory_mask' holds ", pm[r],
+               ", not 0 or 1");
+      if (pm[r] == T(0)) fact_all_[size_t(r % m)] = 0;
+      for (int64_t w = 0; w < j; ++w) {
+        const int64_t id = word(ps[r * j + w], "story");
+        if (id == 0) continue;  // nil: padding words add nothing
+        na[r * vocab_ + id] += T(pe_a_[size_t(w)]);
+        nc[r * vocab_ + id] += T(pe_c_[size_t(w)]);
+      }
+    }
+    for (int64_t s = 0; s < b; ++s)
+      for (int64_t w = 0; w < j; ++w) {
+        const bool real = word(pq[s * j + w], "query") != 0;
+        qm[s * j + w] = real ? T(1) : T(0);
+        if (real) question_steps_ = std::max(question_steps_, w + 1);
+        if (!real) word_all_[size_t(w)] = 0;
+      }
+  });
+}
+
+// Input fusion layer: ->f_i = GRU_fwd(f_i, ->f_{i-1}), <-f_i = GRU_bwd(f_i, <-f_{i+1}), both
+// from zero states; a padding fact (mask 0) leaves a direction's state as it was. Returns
+// <->f_i = ->f_i + <-f_i, [B, M, H].
+Var DmnPlus::fuse(Tape& tape, Var facts, Var mask, int64_t b, int64_t m) {
+  const int64_t H = hidden_, G = 3 * H;
+  static const char kFwd = 0, kBwd = 0;
+  std::vector<Var>& fwd = tape.var_scratch(&kFwd);
+  std::vector<Var>& bwd = tape.var_scratch(&kBwd);
+  fwd.assign(size_t(m), Var{});
+  bwd.assign(size_t(m), Var{});
+  for (int dir = 0; dir < 2; ++dir) {
+    const DmnGru& cell = dir == 0 ? fusion_fwd_ : fusion_bwd_;
+    const Var xw = reshape(cell.project(facts), Shape{b, m * G});  // every fact in one GEMM
+    Var h = tape.constant(Shape{b, H}, facts.dtype(), 0.0);
+    for (int64_t k = 0; k < m; ++k) {
+      const int64_t i = dir == 0 ? k : m - 1 - k;
+      const Var fresh = cell.step(tape, xw, i * G, h);
+      h = fact_all_[size_t(i)] ? fresh : where(slice(mask, 1, i, 1), fresh, h);
+      (dir == 0 ? fwd : bwd)[size_t(i)] = h;
+    }
+  }
+  return add(stack(fwd, 1), stack(bwd, 1));
+}
+
+// q = h_L of the question GRU over E[w_1..w_L] (padding words leave the state unchanged).
+Var DmnPlus::read_question(Tape& tape, Var embedding, Var query, int64_t b) {
+  const int64_t H = hidden_, G = 3 * H, L = question_steps_;
+  Var h = tape.constant(Shape{b, H}, embedding.dtype(), 0.0);
+  if (L == 0) return h;
+  // The first L words of every question, embedded and projected in one GEMM.
+  const Var ids = reshape(slice(query, 1, 0, L), Shape{b * L});
+  const Var xw = reshape(question_.project(gather_rows(embedding, ids)), Shape{b, L * G});
+  const Var qmask = tape.input(query_mask_);
+  for (int64_t t = 0; t < L; ++t) {
+    const Var fresh = question_.step(tape, xw, t * G, h);
+    h = word_all_[size_t(t)] ? fresh : where(slice(qmask, 1, t, 1), fresh, h);
+  }
+  return h;
+}
+
+// (l2 / 2) sum_W |W|^2 over the weights (biases excluded).
+Var DmnPlus::weight_penalty(Tape& tape) const {
+  Var total;
+  for (Parameter* p : weights_) {
+    const Var w = tape.param(*p);
+    const Var s = sum(mul(w, w));
+    total = total.defined() ? add(total, s) : s;
+  }
+  return scale(total, 0.5 * l2_);
+}
+
+ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
+  const DType dtype = params_.dtype();
+  const Tensor& story = layers::field(batch, kName, "story", 3);
+  const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2);
+  MG_CHECK(j == sentence_len_, kName, ": batch field 'story' has sentences of ", j,
+           " words, the model was built for sentence_len ", sentence_len_);
+  MG_CHECK(b >= 1 && m >= 1, kName, ": batch field 'story' has shape ", story.shape());
+  const Tensor& mask = layers::field(batch, kName, "memory_mask", 2);
+  const Tensor& query = layers::field(batch, kName, "query", 2);
+  const Tensor& answer = layers::field(batch, kName, "answer", 1);
+  layers::expect_shape(kName, "memory_mask", mask, Shape{b, m});
+  layers::expect_shape(kName, "query", query, Shape{b, j});
+  layers::expect_shape(kName, "answer", answer, Shape{b});
+  for (const Tensor* t : {&story, &mask, &query, &answer})
+    MG_CHECK(t->dtype() == dtype, kName, ": batch fields must be ", dtype_name(dtype), ", got ",
+             dtype_name(t->dtype()));
+  build_inputs(story, mask, query);
+  const int64_t H = hidden_;
+  const Var E = tape.param(*embedding_);
+  const Var mk = tape.input(mask);
+
+  // Input module: f = A E + b o (C E) (the position encoding, rank 2), dropout, fusion.
+  const Var f0 = add(matmul(tape.input(bag_a_), E), mul(matmul(tape.input(bag_c_), E),
+                                                        tape.input(pe_b_)));  // [B*M, d]
+  const Var f_in = reshape(dropout(f0, dropout_, opts.training), Shape{b, m, dim_});
+  const Var F = fuse(tape, f_in, mk, b, m);  // [B, M, H]
+  const Var q = read_question(tape, E, tape.input(query), b);
+
+  // Episodic memory. The q half of W^(1) z: [f o q ; |f - q|] W1_q + b1, once for every pass.
+  auto features = [&](Var v) {  // [f o v ; |f - v|] as [B*M, 2H]
+    const Var vb = reshape(v, Shape{b, 1, H});
+    return reshape(concat({mul(F, vb), absolute(sub(F, vb))}, 2), Shape{b * m, 2 * H});
+  };
+  const Var att_q = addmm(tape.param(*att_b1_), features(q), tape.param(*att_w1_q_));
+  const Var xw_episode = reshape(episode_.project(F), Shape{b, m * 2 * H});
+  const bool all_facts = std::all_of(fact_all_.begin(), fact_all_.end(), [](char x) { return x; });
+  if (!all_facts && (!neg_.defined() || neg_.dtype() != dtype))
+    neg_ = Tensor::full(Shape{1}, dtype, -1e30);
+  Var mem = q;
+  for (int64_t t = 0; t < passes_; ++t) {
+    // Z^t = W^(2) tanh(W^(1) z^t + b^(1));  g^t = softmax over the real facts (b^(2): none).
+    const Var hidden = tanh(add(att_q, matmul(features(mem), tape.param(*att_w1_m_))));
+    Var scores = reshape(att_score_(tape, hidden), Shape{b, m});
+    Var g;
+    if (all_facts)
+      g = softmax(scores);
+    else  // padding facts score -1e30: weight exactly 0 (and 0 if a sample had no fact at all)
+      g = mul(softmax(where(mk, scores, tape.input(neg_))), mk);
+    // c^t: the attention GRU over the facts, gate g_i^t at fact i.
+    Var h = tape.constant(Shape{b, H}, dtype, 0.0);
+    for (int64_t i = 0; i < m; ++i)
+      h = episode_.step(tape, xw_episode, i * 2 * H, h, slice(g, 1, i, 1));
+    // m^t = ReLU(W^t [m^{t-1} ; c^t ; q] + b).
+    const layers::Linear& update = memory_update_[size_t(tied_update_ ? 0 : t)];
+    mem = relu(update(tape, concat({mem, h, q}, 1)));
+    if (opts.trace) {
+      char name[48];
+      std::snprintf(name, sizeof name, "episode/t%lld/attention", (long long)(t + 1));
+      opts.trace->record(name, g.value());
+      std::snprintf(name, sizeof name, "episode/t%lld/memory", (long long)(t + 1));
+      opts.trace->record(name, mem.value());
+    }
+  }
+
+  // Answer module.
+  const Var m_out = dropout(mem, dropout_, opts.training);
+  ForwardResult r;
+  if (gru_answer_) {
+    const Var a = answer_gru_.step(tape, answer_gru_.project(q), 0, m_out);
+    r.predictions = answer_out_(tape, a);
+  } else {
+    r.predictions = answer_out_(tape, concat({m_out, q}, 1));
+  }
+  if (opts.trace) opts.trace->record("answer_logits", r.predictions.value());
+  r.loss = cross_entropy(r.predictions, tape.input(answer));
+  if (sum_loss_) r.loss = scale(r.loss, double(b));
+  if (l2_ > 0) r.loss = add(r.loss, weight_penalty(tape));
+  return r;
+}
+
+namespace {
+
+// A tiny check batch: B = 3 questions, M = 4 fact slots, J = 4 words (vocab 9); the samples have
+// 4, 2 and 1 facts (padding facts in the last two), sentences and questions of different lengths
+// with nil padding, answers among the words.
+void make_check_batch(Rng& rng, DType dtype, Batch& batch) {
+  const int64_t b = 3, m = 4, j = 4, vocab = 9;
+  const int64_t facts[3] = {4, 2, 1}, question_words[3] = {3, 4, 2};
+  Tensor& story = batch.field("story", Shape{b, m, j}, dtype);
+  Tensor& time = batch.field("time", Shape{b, m}, dtype);
+  Tensor& mask = batch.field("memory_mask", Shape{b, m}, dtype);
+  Tensor& query = batch.field("query", Shape{b, j}, dtype);
+  Tensor& answer = batch.field("answer", Shape{b}, dtype);
+  for (int64_t s = 0; s < b; ++s) {
+    for (int64_t k = 0; k < facts[s]; ++k) {
+      const int64_t words = 2 + int64_t(rng.below(uint64_t(j - 1)));  // 2..J words, then nil
+      for (int64_t w = 0; w < words; ++w)
+        story.set((s * m + k) * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
+      time.set(s * m + k, double(facts[s] - k));
+      mask.set(s * m + k, 1);
+    }
+    for (int64_t w = 0; w < question_words[s]; ++w)
+      query.set(s * j + w, double(1 + rng.below(uint64_t(vocab - 1))));
+    answer.set(s, double(1 + rng.below(uint64_t(vocab - 1))));
+  }
+  batch.size = b;
+}
+
+nlohmann::json check_config(const char* variant) {
+  return {{"variant", variant}, {"vocab_size", 9},      {"sentence_len", 4}, {"memory_size", 4},
+          {"embedding_dim", 5}, {"hidden", 4},          {"passes", 3},       {"dropout", 0.25},
+          {"l2", 0.01},         {"embedding_init", 1.0}};
+}
+
+const bool kRegistered = [] {
+  nlohmann::json linear = check_config("linear-answer-tied-memn2n-pe-mean-loss");
+  linear["answer"] = "linear";
+  linear["tied_memory_update"] = true;
+  linear["position_encoding"] = "memn2n";
+  linear["loss"] = "mean";
+  linear["passes"] = 2;
+  linear["dropout"] = 0.0;
+  linear["l2"] = 0.0;
+  register_model(
+      {.name = kName,
+       .summary = "Dynamic Memory Network+ (Xiong et al. 2016): positional-encoded facts, input "
+                  "fusion bi-GRU, attention-GRU episodic memory (3 passes, untied ReLU update), "
+                  "GRU answer; bAbI QA",
+       .create = [](const nlohmann::json& config, DType dtype, uint64_t seed)
+           -> std::unique_ptr<Model> { return std::make_unique<DmnPlus>(config, dtype, seed); },
+       .default_config = kDefaults,
+       // DMN+ section 5.1: Adam at 1e-3, batch 100, up to 256 epochs (the paper stops early after
+       // 20 epochs without a better validation loss: not done by the trainer, docs/dmn-plus.md).
+       .train_defaults = {{"optimizer", "adam"}, {"lr", 1e-3}, {"batch", 100}, {"epochs", 256}},
+       .check_configs = {check_config("gru-answer-untied-paper-pe-dropout-l2"), linear},
+       .check_batch = make_check_batch});
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad
