@@ -8,7 +8,7 @@
 #                                            --epochs N, ... as `memgrad train --resume` allows)
 # Environment: MEMGRAD_BUILD_DIR (default build), THREADS (default 1), DATA (default
 # ../shared/data/babi). Output: RUN/log.jsonl (loss every 500 stories, test and validation errors
-# every 5,000), RUN/checkpoint.safetensors (every 2,000), RUN.out (the program's messages),
+# every 25,000), RUN/checkpoint.safetensors (every 2,000), RUN.out (the program's messages),
 # RUN.pid (the process id).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ if [ -f "$run/checkpoint.safetensors" ]; then
 else
   args=(train --task babi --babi-view story --babi-set en-10k --babi-task all --model dnc-babi
         --data "$data" --out "$run" --threads "$threads"
-        --log-every 500 --eval-every 5000 --checkpoint-every 2000)
+        --log-every 500 --eval-every 25000 --checkpoint-every 2000)
 fi
 args+=("$@")
 echo "$(date -u +%FT%TZ) memgrad ${args[*]}" >> "$run.out"
