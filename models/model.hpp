@@ -94,6 +94,10 @@ struct ModelInfo {
   // batch holding the fields forward() reads.
   std::vector<nlohmann::json> check_configs;
   std::function<void(Rng& rng, DType dtype, Batch& batch)> check_batch;
+  // The model's own defaults for settings of the tasks it reads, {task: {setting: value}}, put over
+  // the task's defaults before the flags (e.g. encdec reads babi's "words" view: {"babi":
+  // {"babi_view": "words"}}). A setting the task does not have is an Error.
+  nlohmann::json task_settings = nlohmann::json::object();
 };
 
 void register_model(ModelInfo info);

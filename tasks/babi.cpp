@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "engine/quote.hpp"
 #include "engine/utf8.hpp"
 #include "tasks/babi_story.hpp"
+#include "tasks/babi_view.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/task.hpp"
 
@@ -177,27 +179,52 @@ RawFile read_stream(std::istream& in, const std::string& path) {
   return file;
 }
 
-std::string task_file(const std::string& data_dir, const std::string& set, int task,
-                      const std::string& split) {
+namespace {
+
+// The files matching <dir>/qa<task>_*_<split>.txt, the pattern, and the folder's problem (empty
+// when the folder exists).
+struct Matches {
+  std::vector<std::string> found;
+  std::string pattern, problem;
+};
+
+Matches find_task_files(const std::string& data_dir, const std::string& set, int task,
+                        const std::string& split) {
   namespace fs = std::filesystem;
   fs::path root = fs::path(data_dir) / kDataFolder;
   if (!fs::is_directory(root) && fs::is_directory(fs::path(data_dir) / set)) root = data_dir;
   const fs::path dir = root / set;
   const std::string prefix = "qa" + std::to_string(task) + "_", suffix = "_" + split + ".txt";
-  const std::string pattern = (dir / (prefix + "*" + suffix)).string();
+  Matches m;
+  m.pattern = (dir / (prefix + "*" + suffix)).string();
   std::error_code ec;
-  MG_CHECK(fs::is_directory(dir, ec), pattern, ": no such file (", dir.string(),
-           " is not a directory; --data DIR must hold ", kDataFolder, ")");
-  std::vector<std::string> found;
+  if (!fs::is_directory(dir, ec)) {
+    m.problem = dir.string() + " is not a directory; --data DIR must hold " + kDataFolder;
+    return m;
+  }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.size() > prefix.size() + suffix.size() && name.starts_with(prefix) &&
         name.ends_with(suffix))
-      found.push_back(entry.path().string());
+      m.found.push_back(entry.path().string());
   }
-  MG_CHECK(!found.empty(), pattern, ": no such file");
-  MG_CHECK(found.size() == 1, pattern, ": ", found.size(), " files match");
-  return found[0];
+  return m;
+}
+
+}  // namespace
+
+std::string task_file(const std::string& data_dir, const std::string& set, int task,
+                      const std::string& split) {
+  const Matches m = find_task_files(data_dir, set, task, split);
+  MG_CHECK(m.problem.empty(), m.pattern, ": no such file (", m.problem, ")");
+  MG_CHECK(!m.found.empty(), m.pattern, ": no such file");
+  MG_CHECK(m.found.size() == 1, m.pattern, ": ", m.found.size(), " files match");
+  return m.found[0];
+}
+
+bool has_task_file(const std::string& data_dir, const std::string& set, int task,
+                   const std::string& split) {
+  return find_task_files(data_dir, set, task, split).found.size() == 1;
 }
 
 std::string data_folder(const std::string& data_dir) {
@@ -263,8 +290,15 @@ Data load(const LoadOptions& o) {
   d.tasks = o.tasks;
   // Read every file first, so that a missing or unusable one is reported before any work.
   const std::string top = data_folder(o.data_dir);
+  // en-10k lacks task 3's training file: that task trains on en's (1k), said in train_sets.
+  for (int t : o.tasks)
+    if (o.set == "en-10k" && t == kTaskWithout10k && !has_task_file(o.data_dir, o.set, t, "train"))
+      d.train_sets[t] = "en";
   auto read = [&](int task, const std::string& split) {
-    const std::string path = task_file(o.data_dir, o.set, task, split);
+    const auto other = d.train_sets.find(task);
+    const std::string& set =
+        split == "train" && other != d.train_sets.end() ? other->second : o.set;
+    const std::string path = task_file(o.data_dir, set, task, split);
     check_listed_sha256(path, top);
     RawFile f = read_file(path);
     if (f.questions.empty()) {
@@ -301,6 +335,7 @@ Data load(const LoadOptions& o) {
     return int64_t(d.offsets.size()) - 2;
   };
   int longest_train_window = 0;
+  int64_t stories_before = 0;  // stories of the files encoded so far (Example::story)
   auto encode = [&](const RawFile& f, int task, std::vector<Example>& out) {
     // Vocabulary in line order: the statements before each question, the question, its answer.
     std::vector<int64_t> seen(f.stories.size(), 0);
@@ -326,8 +361,12 @@ Data load(const LoadOptions& o) {
       e.first = story_start[size_t(q.story)] + q.statements - e.count;
       e.query = add_sentence(q.words);
       e.answer = d.vocab.find(q.answer);
+      e.story = stories_before + q.story;
+      e.story_first = story_start[size_t(q.story)];
+      e.before = int32_t(q.statements);
       out.push_back(e);
     }
+    stories_before += int64_t(f.stories.size());
   };
   for (size_t i = 0; i < o.tasks.size(); ++i) {
     std::vector<Example> all;
@@ -422,11 +461,12 @@ namespace {
 const nlohmann::json kDefaults = {{"data_dir", "../shared/data/babi"},
                                   {"babi_task", "1"},
                                   {"babi_set", "en"},
+                                  {"babi_view", "memory"},
+                                  {"select_epoch", "auto"},
                                   {"memory_size", 50},
                                   {"random_time", 0.1},
                                   {"seed", 1},
-                                  {"babi_view", "memory"},
-                                  {"story_tokens", 800}};
+                                  {"story_tokens", 800}};  // the story view's cap (babi_story.hpp)
 
 // Streams of the task's randomness, disjoint from other users of the run's seed.
 constexpr uint64_t kTrainSalt = 0xbab1'0000'7a11'0001ULL;
@@ -439,11 +479,14 @@ std::string task_spec(const nlohmann::json& v) {
   return v.get<std::string>();
 }
 
+using babi::Split;
+
 class BabiTask : public Task {
  public:
   explicit BabiTask(const nlohmann::json& user)
       : settings_(merge_task_settings("babi", kDefaults, user)) {
     babi::LoadOptions o;
+    std::string view, select;
     try {
       o.data_dir = settings_.at("data_dir").get<std::string>();
       o.set = settings_.at("babi_set").get<std::string>();
@@ -459,75 +502,91 @@ class BabiTask : public Task {
       MG_CHECK(seed.is_number_integer() && seed.get<int64_t>() >= 0,
                "babi: seed must be a whole number >= 0, got ", quote(seed.dump()));
       seed_ = seed.get<uint64_t>();
+      view = settings_.at("babi_view").get<std::string>();
+      select = settings_.at("select_epoch").get<std::string>();
     } catch (const nlohmann::json::exception& e) {
       fail("babi: bad setting type (", e.what(), ")");
     }
+    MG_CHECK(select == "auto" || select == "valid" || select == "last",
+             "babi: select_epoch must be \"auto\", \"valid\" or \"last\", got ", quote(select));
+    // auto: the memory view keeps the last epoch (the official MemN2N recipe); the other views'
+    // models select their best epoch on the validation questions.
+    select_ = select == "valid" || (select == "auto" && view != "memory");
     babi::check_random_time(random_time_);
     data_ = babi::load(o);
     MG_CHECK(!data_.train.empty(), "babi: no training questions");
+    view_ = babi::make_view(view, data_, random_time_);
+    for (const auto& [task, set] : data_.train_sets)
+      std::cerr << "babi: " << data_.set << " has no training file for task " << task << "; task "
+                << task << " trains on the " << set << " file ("
+                << babi::task_file(o.data_dir, set, task, "train")
+                << "), marked in metrics.json (train_sets)\n";
   }
 
   std::string name() const override { return "babi"; }
   nlohmann::json config() const override { return settings_; }
-  nlohmann::json model_dims() const override {
-    return {{"vocab_size", data_.vocab.size()},
-            {"sentence_len", data_.sentence_len},
-            {"memory_size", data_.memory_size}};
-  }
+  nlohmann::json model_dims() const override { return view_->model_dims(); }
   int64_t steps_per_epoch(int64_t batch_size) const override {
-    return std::max<int64_t>(1, int64_t(data_.train.size()) / std::max<int64_t>(1, batch_size));
+    return std::max<int64_t>(1, view_->samples(Split::train) / std::max<int64_t>(1, batch_size));
   }
   // Sampled with replacement, as the official code does; RN from the same stream.
   void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
     Rng rng(seed_ ^ kTrainSalt, uint64_t(step));
     indices_.resize(size_t(batch_size));
-    for (auto& i : indices_) i = int64_t(rng.below(data_.train.size()));
-    babi::fill_batch(data_, data_.train, indices_, &rng, random_time_, dtype, batch);
+    const auto n = uint64_t(view_->samples(Split::train));
+    for (auto& i : indices_) i = int64_t(rng.below(n));
+    view_->fill(Split::train, indices_, &rng, dtype, batch);
   }
-  // Every row the training question with the most memories: sampling with replacement can draw
-  // it batch_size times, and a batch's shapes are set by its longest story.
+  // Every row the view's largest training sample: sampling with replacement can draw it
+  // batch_size times.
   void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) override {
-    const auto longest = std::max_element(
-        data_.train.begin(), data_.train.end(),
-        [](const babi::Example& a, const babi::Example& b) { return a.count < b.count; });
-    indices_.assign(size_t(batch_size), int64_t(longest - data_.train.begin()));
-    babi::fill_batch(data_, data_.train, indices_, nullptr, random_time_, dtype, batch);
+    indices_.assign(size_t(batch_size), view_->largest_train_sample());
+    view_->fill(Split::train, indices_, nullptr, dtype, batch);
   }
   int64_t validation_batches(int64_t batch_size) const override {
-    return (int64_t(data_.valid.size()) + batch_size - 1) / batch_size;
+    return (view_->samples(Split::valid) + batch_size - 1) / batch_size;
   }
   void validation_batch(int64_t index, int64_t batch_size, DType dtype, Batch& batch) override {
     range(index * batch_size,
-          std::min<int64_t>(batch_size, int64_t(data_.valid.size()) - index * batch_size));
-    babi::fill_batch(data_, data_.valid, indices_, nullptr, 0, dtype, batch);
+          std::min<int64_t>(batch_size, view_->samples(Split::valid) - index * batch_size));
+    view_->fill(Split::valid, indices_, nullptr, dtype, batch);
   }
 
   // Test metrics, and the same errors on the training and validation questions (exact temporal
   // indices, no noise) for model selection: the official code keeps the run with the lowest
   // training error; tools/babi_table.sh --runs K selects on either, never on the test error.
   nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
-    std::map<int, metrics::TaskCount> counts = score(predict, data_.test, batch_size, dtype);
+    babi::TaskCounts counts = score(predict, Split::test, batch_size, dtype);
     const metrics::BabiSummary sum = metrics::summarize_babi(counts);
     nlohmann::json errors = nlohmann::json::object(), questions = nlohmann::json::object();
-    for (const auto& [task, err] : sum.task_error_percent) errors[std::to_string(task)] = err;
+    nlohmann::json failed = nlohmann::json::array();
+    for (const auto& [task, err] : sum.task_error_percent) {
+      errors[std::to_string(task)] = err;
+      if (err > kFailPercent) failed.push_back(task);
+    }
     for (const auto& [task, c] : counts) questions[std::to_string(task)] = c.total;
+    nlohmann::json train_sets = nlohmann::json::object();
+    for (const auto& [task, set] : data_.train_sets) train_sets[std::to_string(task)] = set;
     nlohmann::json m = {
         {"task_errors", errors},
+        {"per_task_error", errors},
         {"mean_error", sum.mean_error},
         {"failed_tasks", sum.failed_tasks},
+        {"failed_task_ids", failed},
         {"test_questions", questions},
         {"babi_set", data_.set},
+        {"train_sets", train_sets},
         {"definition",
-         "task_errors: percent of test questions answered wrongly (argmax over the answer "
-         "scores), per task; mean_error: unweighted mean over tasks; failed_tasks: tasks "
-         "with error > 5%; train_/valid_: the same on the training and validation questions "
-         "(for model selection)"}};
-    const std::pair<const char*, const std::vector<babi::Example>*> splits[] = {
-        {"train_", &data_.train}, {"valid_", &data_.valid}};
-    for (const auto& [prefix, set] : splits) {
-      if (set->empty()) continue;
+         "task_errors (= per_task_error): percent of test questions answered wrongly (argmax "
+         "over the answer scores), per task; mean_error: unweighted mean over tasks; "
+         "failed_tasks: how many tasks have error > 5%, failed_task_ids: which; train_/valid_: "
+         "the same on the training and validation questions (for model selection); train_sets: "
+         "tasks trained on another set's file than babi_set (en-10k lacks task 3's)"}};
+    for (const auto& [prefix, split] :
+         {std::pair{"train_", Split::train}, {"valid_", Split::valid}}) {
+      if (view_->samples(split) == 0) continue;
       const metrics::BabiSummary s =
-          metrics::summarize_babi(score(predict, *set, batch_size, dtype));
+          metrics::summarize_babi(score(predict, split, batch_size, dtype));
       nlohmann::json e = nlohmann::json::object();
       for (const auto& [task, err] : s.task_error_percent) e[std::to_string(task)] = err;
       m[std::string(prefix) + "task_errors"] = e;
@@ -536,17 +595,32 @@ class BabiTask : public Task {
     return m;
   }
 
+  // With select_epoch valid (auto for the views other than memory): the validation accuracy,
+  // 100 - the mean validation error over tasks (%).
+  std::optional<double> selection_score(const Predictor& predict, int64_t batch_size,
+                                        DType dtype) override {
+    if (!select_ || view_->samples(Split::valid) == 0) return std::nullopt;
+    return 100.0 -
+           metrics::summarize_babi(score(predict, Split::valid, batch_size, dtype)).mean_error;
+  }
+  std::string selection_metric() const override { return select_ ? "valid_accuracy" : ""; }
+
   std::string format_metrics(const nlohmann::json& m) const override {
     std::ostringstream out;
     const nlohmann::json& errors = m.at("task_errors");
     out << "bAbI " << data_.set << " test error (%), " << errors.size()
         << (errors.size() == 1 ? " task" : " tasks") << " (failed: error > 5%)\n";
     out << "  task  error\n";
-    char line[64];
+    char line[96];
     std::map<int, double> by_task;  // numeric order (JSON objects sort keys as text)
     for (const auto& [task, err] : errors.items()) by_task[std::stoi(task)] = err.get<double>();
+    const nlohmann::json other = m.value("train_sets", nlohmann::json::object());
     for (const auto& [task, err] : by_task) {
-      std::snprintf(line, sizeof line, "  %4d  %5.1f%s\n", task, err, err > 5.0 ? "  failed" : "");
+      const std::string key = std::to_string(task);
+      const std::string note =
+          other.contains(key) ? "  (trained on " + other.at(key).get<std::string>() + ")" : "";
+      std::snprintf(line, sizeof line, "  %4d  %5.1f%s%s\n", task, err, err > 5.0 ? "  failed" : "",
+                    note.c_str());
       out << line;
     }
     std::snprintf(line, sizeof line, "  mean  %5.1f   failed %d of %zu\n",
@@ -560,76 +634,31 @@ class BabiTask : public Task {
     return out.str();
   }
 
-  int64_t test_examples() const override { return int64_t(data_.test.size()); }
+  int64_t test_examples() const override { return view_->samples(Split::test); }
   void test_example(int64_t index, DType dtype, Batch& batch) override {
-    MG_CHECK(index >= 0 && index < test_examples(), "babi: test question ", index,
-             " out of range (", test_examples(), " test questions)");
+    MG_CHECK(index >= 0 && index < test_examples(), "babi: test sample ", index, " out of range (",
+             test_examples(), " test samples)");
     range(index, 1);
-    babi::fill_batch(data_, data_.test, indices_, nullptr, 0, dtype, batch);
+    view_->fill(Split::test, indices_, nullptr, dtype, batch);
   }
-  // The story's memories (oldest first, with their temporal index), the question, the answer
-  // and the model's answer, as words.
   Lines describe_example(const Batch& batch, const Tensor& predictions) const override {
-    MG_CHECK(batch.size == 1 && predictions.rank() == 2 && predictions.dim(0) == 1,
-             "babi: predictions of shape ", predictions.shape(), " for a batch of ", batch.size);
-    auto words = [&](const Tensor& ids, int64_t begin, int64_t count) {
-      std::string out;
-      for (int64_t j = begin; j < begin + count; ++j) {
-        const int id = int(ids.at(j));
-        if (id <= 0) continue;
-        if (!out.empty()) out += ' ';
-        out += data_.vocab.word(id);
-      }
-      return out;
-    };
-    const Tensor& story = batch.get("story");
-    const Tensor& time = batch.get("time");
-    const Tensor& mask = batch.get("memory_mask");
-    const int64_t M = story.dim(1), J = story.dim(2);
-    Lines lines;
-    for (int64_t m = 0; m < M; ++m)
-      if (mask.at(m) != 0)
-        lines.emplace_back(
-            "memory " + std::to_string(m) + " (time " + std::to_string(int(time.at(m))) + ")",
-            words(story, m * J, J));
-    const Tensor& query = batch.get("query");
-    lines.emplace_back("question", words(query, 0, query.dim(1)));
-    const int answer = int(batch.get("answer").at(0));
-    const int predicted = metrics::argmax(predictions.to_vector());
-    lines.emplace_back("answer", data_.vocab.word(answer));
-    lines.emplace_back("predicted", predicted >= 0 && predicted < data_.vocab.size()
-                                        ? data_.vocab.word(predicted)
-                                        : "class " + std::to_string(predicted));
-    lines.emplace_back("correct", predicted == answer ? "yes" : "no");
-    return lines;
+    return view_->describe(batch, predictions);
   }
 
   const babi::Data& data() const { return data_; }
 
  private:
-  // Answer counts per task of `examples` (exact temporal indices, no noise).
-  std::map<int, metrics::TaskCount> score(const Predictor& predict,
-                                          const std::vector<babi::Example>& examples,
-                                          int64_t batch_size, DType dtype) {
-    std::map<int, metrics::TaskCount> counts;
+  static constexpr double kFailPercent = 5.0;
+
+  // Answer counts per task of a split's samples (no noise).
+  babi::TaskCounts score(const Predictor& predict, Split split, int64_t batch_size, DType dtype) {
+    babi::TaskCounts counts;
     Batch batch;
-    const auto n = int64_t(examples.size());
+    const int64_t n = view_->samples(split);
     for (int64_t start = 0; start < n; start += batch_size) {
       range(start, std::min(batch_size, n - start));
-      babi::fill_batch(data_, examples, indices_, nullptr, 0, dtype, batch);
-      const Tensor scores = predict(batch);
-      MG_CHECK(scores.rank() == 2 && scores.dim(0) == int64_t(indices_.size()),
-               "babi: predictions must be [", indices_.size(), ", classes], got ", scores.shape());
-      const int64_t classes = scores.dim(1);
-      const std::vector<double> s = scores.to_vector();
-      for (size_t i = 0; i < indices_.size(); ++i) {
-        const babi::Example& e = examples[size_t(indices_[i])];
-        std::vector<double> row(s.begin() + int64_t(i) * classes,
-                                s.begin() + int64_t(i + 1) * classes);
-        metrics::TaskCount& c = counts[e.task];
-        ++c.total;
-        if (metrics::argmax(row) == e.answer) ++c.correct;
-      }
+      view_->fill(split, indices_, nullptr, dtype, batch);
+      view_->score(split, indices_, predict(batch), counts);
     }
     return counts;
   }
@@ -641,24 +670,23 @@ class BabiTask : public Task {
 
   nlohmann::json settings_;
   babi::Data data_;
+  std::unique_ptr<babi::View> view_;  // reads data_
   double random_time_ = 0.1;
   uint64_t seed_ = 1;
+  bool select_ = false;
   std::vector<int64_t> indices_;
 };
 
 const bool kRegistered = [] {
   register_task({.name = "babi",
                  .summary = "bAbI question answering v1.2 (20 tasks, en 1k / en-10k), read from "
-                            "data_dir/tasks_1-20_v1-2",
+                            "data_dir/tasks_1-20_v1-2; views: memory (MemN2N), words (sequence "
+                            "models), story (whole stories, the DNC)",
                  .create = [](const nlohmann::json& s) -> std::unique_ptr<Task> {
-                   // babi_view: "memory" (questions with their statements, MemN2N's batch) or
-                   // "story" (whole stories as word sequences, tasks/babi_story.hpp).
+                   // The story view samples whole stories, not questions: a task of its own
+                   // (tasks/babi_story.hpp); the question views are BabiTask's (babi_view.hpp).
                    const nlohmann::json merged = merge_task_settings("babi", kDefaults, s);
-                   const nlohmann::json& view = merged.at("babi_view");
-                   if (view == "story") return babi::make_story_task(merged);
-                   MG_CHECK(view == "memory",
-                            "babi: babi_view must be \"memory\" or \"story\", got ",
-                            quote(view.dump()));
+                   if (merged.at("babi_view") == "story") return babi::make_story_task(merged);
                    return std::make_unique<BabiTask>(s);
                  },
                  .default_settings = kDefaults});

@@ -19,8 +19,12 @@
 // files, tasks in increasing order, then the test files). Answers are words of the same
 // vocabulary.
 //
-// Batch fields (float dtype of the model, whole numbers; B samples, M = the most memories any
-// sample of the batch has, at least 1; J = sentence_len, fixed for the dataset):
+// Views (task setting `babi_view`, tasks/babi_view.hpp): how the `babi` task makes batches of the
+// loaded questions. "memory" (the default) gives the fields below; "words" (tasks/babi_words.hpp)
+// gives one word sequence per question (story prefix, then the question) for sequence models.
+//
+// Batch fields of the memory view (float dtype of the model, whole numbers; B samples, M = the most
+// memories any sample of the batch has, at least 1; J = sentence_len, fixed for the dataset):
 //   story        [B, M, J]  word ids of the memories, oldest first, 0 = nil (padding words and
 //                           empty memory slots); the last `memory_size` statements before the
 //                           question
@@ -34,6 +38,7 @@
 #pragma once
 #include <cstdint>
 #include <istream>
+#include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -46,6 +51,8 @@ namespace memgrad::babi {
 
 constexpr int kNumTasks = 20;
 constexpr const char* kDataFolder = "tasks_1-20_v1-2";
+// The task whose en-10k training file the distributed copies lack (SOURCE.md): trained on en's.
+constexpr int kTaskWithout10k = 3;
 
 // Lower-cases `text`, splits it on white space and splits punctuation off words, dropping it.
 std::vector<std::string> tokenize(const std::string& text);
@@ -86,6 +93,9 @@ RawFile read_stream(std::istream& in, const std::string& path);
 // also be the tasks_1-20_v1-2 folder itself). Throws an Error naming the pattern it looked for.
 std::string task_file(const std::string& data_dir, const std::string& set, int task,
                       const std::string& split);
+// Whether task_file() would find exactly one file.
+bool has_task_file(const std::string& data_dir, const std::string& set, int task,
+                   const std::string& split);
 
 // The folder that holds tasks_1-20_v1-2 (and SHA256SUMS.txt): data_dir, or its parent when
 // data_dir is the tasks_1-20_v1-2 folder itself.
@@ -117,11 +127,23 @@ struct Example {
   int32_t count = 0;   // number of memories, 0..memory_size
   int64_t query = 0;   // index of the question in Data::sentences
   int32_t answer = 0;  // word id
+  // The whole story, for views that read more than the window (one sample per story): its id
+  // (unique over the loaded files; the questions of one story share it and are consecutive, though
+  // the train/validation split may fall inside a story), the index of its first statement in
+  // Data::sentences, and how many of its statements come before the question (the window is the
+  // last `count` of them).
+  int64_t story = 0;
+  int64_t story_first = 0;
+  int32_t before = 0;
 };
 
 struct Data {
   std::string data_dir, set;
   std::vector<int> tasks;
+  // Tasks whose training file came from another set than `set`, and that set: en-10k has no
+  // task 3 training file (../shared/data/babi/SOURCE.md), so task 3 trains on en's (1k). Said in
+  // the log and in metrics.json ("train_sets"), never silently.
+  std::map<int, std::string> train_sets;
   Vocabulary vocab;
   // Every statement and question of the loaded files as word ids (CSR: sentence i is
   // tokens[offsets[i] .. offsets[i + 1])).
@@ -148,7 +170,9 @@ struct LoadOptions {
   double valid_fraction = 0.1;
 };
 
-// Loads the train and test files of the selected tasks. Each training file's questions are
+// Loads the train and test files of the selected tasks. With set "en-10k", a task 3 whose en-10k
+// training file is absent (as in our copy) trains on the "en" file instead (Data::train_sets); any
+// other missing file is an Error. Each training file's questions are
 // split in file order: the first floor(0.9 n) train, the rest validation (as the official
 // single-task code does). Throws an Error naming the file for a file (train or test) without
 // questions, and for a training file whose split leaves no training question (fewer than 2 at

@@ -683,6 +683,12 @@ RunConfig parse_run_flags(const std::vector<std::string>& words, std::string* ou
   const ModelInfo& mi = model_info(model_name);
   nlohmann::json train = train_defaults(mi);
   nlohmann::json model_config = mi.default_config, task_settings = ti.default_settings;
+  if (mi.task_settings.contains(task_name))
+    for (const auto& [k, v] : mi.task_settings.at(task_name).items()) {
+      MG_CHECK(task_settings.contains(k), "model ", model_name, " sets '", k, "' of task ",
+               task_name, ", which has no such setting");
+      task_settings[k] = v;
+    }
 
   std::vector<std::string> valued = {
       "task",  "model",     "out",        "resume",           "seed", "threads",

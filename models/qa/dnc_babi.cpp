@@ -137,7 +137,9 @@ const bool kRegistered = [] {
        .check_configs = {tiny({{"variant", "two-heads"}}), tiny({{"variant", "one-head-unclipped"},
                                                                  {"read_heads", 1},
                                                                  {"clip_controller", 0.0}})},
-       .check_batch = check_batch});
+       .check_batch = check_batch,
+       // Whole stories with answer slots (tasks/babi_story.hpp): --task babi needs no flag.
+       .task_settings = {{"babi", {{"babi_view", "story"}}}}});
   return true;
 }();
 

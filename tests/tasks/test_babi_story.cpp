@@ -172,7 +172,7 @@ TEST_CASE("babi story view: bad settings and bad files are named") {
   for (int i = 0; i < 10; ++i) train += kStories;
   write_task(dir, 1, train, kStories);
   CHECK_THROWS_WITH_AS(create_task("babi", story_settings(dir, {{"babi_view", "stories"}})),
-                       doctest::Contains("babi_view must be \"memory\" or \"story\""), Error);
+                       doctest::Contains("or \"story\" (whole stories"), Error);
   CHECK_THROWS_WITH_AS(create_task("babi", story_settings(dir, {{"story_tokens", 0}})),
                        doctest::Contains("story_tokens must be a whole number"), Error);
   CHECK(error_of([&] {

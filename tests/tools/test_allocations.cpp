@@ -106,6 +106,15 @@ TEST_CASE("no heap allocation after the first memn2n training step, story length
                                      "story") > 1);
 }
 
+TEST_CASE("no heap allocation after the first encdec training step, sequence lengths varying") {
+  test::TempDir dir;
+  const std::string data = write_babi(dir);
+  CHECK(check_steps_allocate_nothing(
+            {"--task", "babi", "--model", "encdec", "--data", data, "--babi-task", "1", "--batch",
+             "8", "--embedding", "8", "--hidden", "8", "--iterations", "1000"},
+            "words") > 1);
+}
+
 TEST_CASE(
     "bench --json gives allocations as the largest count, the mean and the steps allocating") {
   auto bench = [](const char* warmup) {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# tools/babi_table.sh on a hand-made 20-task data folder (two questions' worth of stories per file,
+# 1 epoch per run): the table and its JSON for en (2 runs at once) and en-10k (task 3 trained on
+# en's file, marked †, left out of the failed count, the 19-task mean); a second invocation keeps
+# every run; a malformed line stops the table with file:line and exit 2, writing no table; bad
+# options exit 2.
+#   tests/scripts/babi_table.sh MEMGRAD_BINARY
+set -euo pipefail
+export MEMGRAD_BIN=$1
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+fail() { echo "babi_table test: $*" >&2; exit 1; }
+
+story="1 Mary went to the kitchen.
+2 John moved to the garden.
+3 Where is Mary?	kitchen	1
+1 Sandra went to the office.
+2 Where is Sandra?	office	1
+"
+data="$tmp/data/tasks_1-20_v1-2"
+for set in en en-10k; do
+  mkdir -p "$data/$set"
+  for t in $(seq 1 20); do
+    for split in train test; do
+      [ "$set" = en-10k ] && [ "$t" = 3 ] && [ "$split" = train ] && continue  # as our copy
+      for i in 1 2 3 4 5; do printf '%s' "$story"; done > "$data/$set/qa${t}_fixture_$split.txt"
+    done
+  done
+done
+flags=(--data "$tmp/data" --epochs 1 --embedding-dim 4)
+
+tools/babi_table.sh "$tmp/en" --jobs 2 "${flags[@]}" > "$tmp/en.md" 2> "$tmp/en.err" || {
+  cat "$tmp/en.err"; fail "the en table failed"; }
+[ -f "$tmp/en/table.json" ] || fail "no table.json"
+grep -q '"complete": true' "$tmp/en/table.json" || fail "en table not complete"
+grep -q '"mean_error_19_complete": null' "$tmp/en/table.json" || fail "en has no 19-task mean"
+grep -q '^| 20 | ' "$tmp/en.md" || fail "no row 20 in the markdown"
+grep -q 'MemN2N PE LS RN 1k' "$tmp/en.md" || fail "the 1k MemN2N table lost its paper column"
+grep -q '| failed as printed in AMN Table 1 |' "$tmp/en.md" || fail "no printed-failed row"
+[ "$(ls "$tmp/en/times" | wc -l)" -eq 20 ] || fail "not 20 wall times"
+if command -v python3 >/dev/null; then
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert len(j["tasks"]) == 20' \
+    "$tmp/en/table.json" || fail "table.json is not valid JSON"
+fi
+# A second invocation trains nothing.
+tools/babi_table.sh "$tmp/en" --jobs 2 "${flags[@]}" > /dev/null 2> "$tmp/again.err"
+[ "$(grep -c 'kept' "$tmp/again.err")" -eq 20 ] || fail "a second invocation retrained runs"
+
+tools/babi_table.sh "$tmp/tenk" --set en-10k --jobs 2 "${flags[@]}" > "$tmp/tenk.md" 2> "$tmp/tenk.err" || {
+  cat "$tmp/tenk.err"; fail "the en-10k table failed"; }
+grep -q '^| 3 † | ' "$tmp/tenk.md" || fail "task 3 not marked † on en-10k"
+grep -q '^| mean (19, without † 3) | ' "$tmp/tenk.md" || fail "no 19-task mean"
+grep -q '"3": {[^}]*"train_set": "en", "dagger": true' "$tmp/tenk/table.json" || fail "JSON lacks the † task"
+grep -q '"mean_error_19_complete": [0-9]' "$tmp/tenk/table.json" || fail "JSON lacks the 19-task mean"
+
+# A malformed line in task 5: file and line named, exit 2, no table written.
+rm -rf "$tmp/en/task5"
+printf '1 Mary went home.\n2 Where is Mary? home 1\n' > "$data/en/qa5_fixture_train.txt"
+rm -f "$tmp/en/table.json"
+rc=0; tools/babi_table.sh "$tmp/en" "${flags[@]}" > "$tmp/bad.md" 2> "$tmp/bad.err" || rc=$?
+[ "$rc" -eq 2 ] || fail "a malformed line exited $rc, not 2"
+grep -q 'task 5 seed 1 failed (exit 2):.*qa5_fixture_train.txt:2: question without a tab-separated answer' \
+  "$tmp/bad.err" || { cat "$tmp/bad.err"; fail "the error does not name file and line"; }
+[ ! -e "$tmp/en/table.json" ] && [ ! -e "$tmp/en/table.json.tmp" ] || fail "a table was written"
+[ ! -s "$tmp/bad.md" ] || fail "a table was printed"
+# A missing file: named.
+rm "$data/en/qa5_fixture_train.txt"
+rc=0; tools/babi_table.sh "$tmp/en" "${flags[@]}" > /dev/null 2> "$tmp/missing.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q 'en/qa5_\*_train.txt: no such file' "$tmp/missing.err" ||
+  { cat "$tmp/missing.err"; fail "a missing file is not named (exit $rc)"; }
+# Bad options.
+for bad in "--set en-1k" "--jobs 0" "--runs x" "--select test" "--babi-task 3" "--model"; do
+  rc=0; tools/babi_table.sh "$tmp/x" $bad > /dev/null 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || fail "'$bad' exited $rc, not 2"
+done
+echo "babi_table test: ok"
