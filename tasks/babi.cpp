@@ -18,6 +18,7 @@
 #include "engine/error.hpp"
 #include "engine/quote.hpp"
 #include "engine/utf8.hpp"
+#include "tasks/babi_story.hpp"
 #include "tasks/babi_view.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/task.hpp"
@@ -464,7 +465,8 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/babi"},
                                   {"select_epoch", "auto"},
                                   {"memory_size", 50},
                                   {"random_time", 0.1},
-                                  {"seed", 1}};
+                                  {"seed", 1},
+                                  {"story_tokens", 800}};  // the story view's cap (babi_story.hpp)
 
 // Streams of the task's randomness, disjoint from other users of the run's seed.
 constexpr uint64_t kTrainSalt = 0xbab1'0000'7a11'0001ULL;
@@ -679,8 +681,14 @@ const bool kRegistered = [] {
   register_task({.name = "babi",
                  .summary = "bAbI question answering v1.2 (20 tasks, en 1k / en-10k), read from "
                             "data_dir/tasks_1-20_v1-2; views: memory (MemN2N), words (sequence "
-                            "models)",
-                 .create = [](const nlohmann::json& s) { return std::make_unique<BabiTask>(s); },
+                            "models), story (whole stories, the DNC)",
+                 .create = [](const nlohmann::json& s) -> std::unique_ptr<Task> {
+                   // The story view samples whole stories, not questions: a task of its own
+                   // (tasks/babi_story.hpp); the question views are BabiTask's (babi_view.hpp).
+                   const nlohmann::json merged = merge_task_settings("babi", kDefaults, s);
+                   if (merged.at("babi_view") == "story") return babi::make_story_task(merged);
+                   return std::make_unique<BabiTask>(s);
+                 },
                  .default_settings = kDefaults});
   return true;
 }();

@@ -52,8 +52,8 @@ std::unique_ptr<View> make_view(const std::string& name, Data& data, double rand
   if (name == "memory") return std::make_unique<MemoryView>(data, random_time);
   if (name == "words") return std::make_unique<WordsView>(data);
   fail(
-      "babi: babi_view must be \"memory\" (MemN2N's memories) or \"words\" (one word sequence "
-      "per question), got ",
+      "babi: babi_view must be \"memory\" (MemN2N's memories), \"words\" (one word sequence "
+      "per question) or \"story\" (whole stories, tasks/babi_story.hpp), got ",
       quote(name));
 }
 
