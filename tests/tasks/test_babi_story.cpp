@@ -234,6 +234,12 @@ TEST_CASE("babi story view: an en-10k task without its training file trains on t
   CHECK(error_of([&] {
           create_task("babi", story_settings(dir, {{"babi_task", 4}}));
         }).find("qa4_*_train.txt: no such file") != std::string::npos);
+  // In en-10k, so does any missing training file but task 3's (as babi::load rules).
+  write_task(dir, 4, "", kStories, "en-10k");
+  write_task(dir, 4, train, kStories, "en");
+  CHECK(error_of([&] {
+          create_task("babi", story_settings(dir, {{"babi_task", 4}, {"babi_set", "en-10k"}}));
+        }).find("qa4_*_train.txt: no such file") != std::string::npos);
 }
 
 TEST_CASE("babi story view: counts of the real en-10k data" *
