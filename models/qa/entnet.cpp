@@ -90,6 +90,15 @@ void EntNet::after_update() {
 
 namespace {
 
+// "t<step><suffix>", a trace name (appended piece by piece: g++ 12 warns falsely, -Wrestrict, on
+// "t" + std::to_string(step)).
+std::string step_name(int64_t step, const char* suffix) {
+  std::string name = "t";
+  name += std::to_string(step);
+  name += suffix;
+  return name;
+}
+
 // The batch's ids as whole numbers in [0, vocab); an Error names the field otherwise.
 void check_ids(const Tensor& t, int64_t vocab, const char* field) {
   for (int64_t i = 0; i < t.numel(); ++i) {
@@ -172,8 +181,7 @@ ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptio
     // h_j <- (h_j + g_j h~_j) / ||h_j + g_j h~_j||, where sentence t is real
     const Var fresh = normalize(add(h, mul(g, cand)), norm_eps_);
     h = where(reshape(slice(live, 0, t, 1), Shape{b, 1, 1}), fresh, h);
-    if (opts.trace)
-      opts.trace->record("t" + std::to_string(t) + "/gate", reshape(g, Shape{b, k}).value());
+    if (opts.trace) opts.trace->record(step_name(t, "/gate"), reshape(g, Shape{b, k}).value());
   }
 
   // p_j = softmax_j(q . h_j),  u = sum_j p_j h_j                         [B, K], [B, d]
