@@ -1,5 +1,6 @@
 // Dynamic Memory Network+; see models/qa/dmn_plus.hpp and docs/dmn-plus.md.
 #include "models/qa/dmn_plus.hpp"
+#include "models/qa/memory_batch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -288,20 +289,9 @@ Var DmnPlus::weight_penalty(Tape& tape) const {
 
 ForwardResult DmnPlus::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
   const DType dtype = params_.dtype();
-  const Tensor& story = layers::field(batch, kName, "story", 3);
-  const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2);
-  MG_CHECK(j == sentence_len_, kName, ": batch field 'story' has sentences of ", j,
-           " words, the model was built for sentence_len ", sentence_len_);
-  MG_CHECK(b >= 1 && m >= 1, kName, ": batch field 'story' has shape ", story.shape());
-  const Tensor& mask = layers::field(batch, kName, "memory_mask", 2);
-  const Tensor& query = layers::field(batch, kName, "query", 2);
-  const Tensor& answer = layers::field(batch, kName, "answer", 1);
-  layers::expect_shape(kName, "memory_mask", mask, Shape{b, m});
-  layers::expect_shape(kName, "query", query, Shape{b, j});
-  layers::expect_shape(kName, "answer", answer, Shape{b});
-  for (const Tensor* t : {&story, &mask, &query, &answer})
-    MG_CHECK(t->dtype() == dtype, kName, ": batch fields must be ", dtype_name(dtype), ", got ",
-             dtype_name(t->dtype()));
+  const qa::MemoryBatch in = qa::read_memory_batch(batch, kName, sentence_len_, dtype);
+  const Tensor &story = in.story, &mask = in.memory_mask, &query = in.query, &answer = in.answer;
+  const int64_t b = in.b, m = in.m;
   // The forward runs on the samples in order of fact count, most first (build_inputs): the
   // steps at fact i then compute the leading rows that have one. The loss does not depend on
   // the order; the predictions are put back in the batch's.

@@ -41,7 +41,6 @@
 #include <string>
 #include <vector>
 
-#include "models/layers/batch_fields.hpp"
 #include "models/layers/config.hpp"
 #include "models/layers/linear.hpp"
 #include "models/model.hpp"

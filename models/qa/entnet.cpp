@@ -1,11 +1,11 @@
 // Recurrent Entity Network; see models/qa/entnet.hpp and docs/entnet.md.
 #include "models/qa/entnet.hpp"
+#include "models/qa/memory_batch.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "models/layers/batch_fields.hpp"
 #include "models/layers/config.hpp"
 #include "models/qa/babi_check.hpp"
 #include "ops/ops.hpp"
@@ -119,20 +119,9 @@ Var encode(Var table, Var ids, Var mask) {
 
 ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
   const DType dtype = params_.dtype();
-  const Tensor& story = layers::field(batch, kName, "story", 3);
-  const int64_t b = story.dim(0), steps = story.dim(1), j = story.dim(2);
-  MG_CHECK(j == sentence_len_, kName, ": batch field 'story' has sentences of ", j,
-           " words, the model was built for sentence_len ", sentence_len_);
-  MG_CHECK(b >= 1 && steps >= 1, kName, ": batch field 'story' has shape ", story.shape());
-  const Tensor& mask = layers::field(batch, kName, "memory_mask", 2);
-  const Tensor& query = layers::field(batch, kName, "query", 2);
-  const Tensor& answer = layers::field(batch, kName, "answer", 1);
-  layers::expect_shape(kName, "memory_mask", mask, Shape{b, steps});
-  layers::expect_shape(kName, "query", query, Shape{b, j});
-  layers::expect_shape(kName, "answer", answer, Shape{b});
-  for (const Tensor* t : {&story, &mask, &query, &answer})
-    MG_CHECK(t->dtype() == dtype, kName, ": batch fields must be ", dtype_name(dtype), ", got ",
-             dtype_name(t->dtype()));
+  const qa::MemoryBatch in = qa::read_memory_batch(batch, kName, sentence_len_, dtype);
+  const Tensor &story = in.story, &mask = in.memory_mask, &query = in.query, &answer = in.answer;
+  const int64_t b = in.b, steps = in.m, j = in.j;
   check_ids(story, vocab_, "story");
   check_ids(query, vocab_, "query");
   check_ids(answer, vocab_, "answer");

@@ -1,9 +1,9 @@
 // End-To-End Memory Network; see models/qa/memn2n.hpp and docs/babi.md.
 #include "models/qa/memn2n.hpp"
+#include "models/qa/memory_batch.hpp"
 
 #include <cmath>
 
-#include "models/layers/batch_fields.hpp"
 #include "models/layers/config.hpp"
 #include "models/qa/babi_check.hpp"
 #include "models/qa/position_encoding.hpp"
@@ -158,22 +158,10 @@ void MemN2N::build_bags(const Tensor& story, const Tensor& time, const Tensor& q
 
 ForwardResult MemN2N::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
   const DType dtype = params_.dtype();
-  const Tensor& story = layers::field(batch, kName, "story", 3);
-  const int64_t b = story.dim(0), m = story.dim(1), j = story.dim(2);
-  MG_CHECK(j == sentence_len_, kName, ": batch field 'story' has sentences of ", j,
-           " words, the model was built for sentence_len ", sentence_len_);
-  MG_CHECK(b >= 1 && m >= 1, kName, ": batch field 'story' has shape ", story.shape());
-  const Tensor& time = layers::field(batch, kName, "time", 2);
-  const Tensor& mask = layers::field(batch, kName, "memory_mask", 2);
-  const Tensor& query = layers::field(batch, kName, "query", 2);
-  const Tensor& answer = layers::field(batch, kName, "answer", 1);
-  layers::expect_shape(kName, "time", time, Shape{b, m});
-  layers::expect_shape(kName, "memory_mask", mask, Shape{b, m});
-  layers::expect_shape(kName, "query", query, Shape{b, j});
-  layers::expect_shape(kName, "answer", answer, Shape{b});
-  for (const Tensor* t : {&story, &time, &mask, &query, &answer})
-    MG_CHECK(t->dtype() == dtype, kName, ": batch fields must be ", dtype_name(dtype), ", got ",
-             dtype_name(t->dtype()));
+  const qa::MemoryBatch in = qa::read_memory_batch(batch, kName, sentence_len_, dtype, true);
+  const Tensor &story = in.story, &time = *in.time, &mask = in.memory_mask, &query = in.query,
+               &answer = in.answer;
+  const int64_t b = in.b, m = in.m;
   build_bags(story, time, query);
 
   // The tape's scratch keeps its capacity: no allocation in a steady-state step.
