@@ -14,33 +14,17 @@
 #include "engine/sha256.hpp"
 #include "tasks/babi.hpp"
 #include "tasks/task.hpp"
+#include "tests/tasks/babi_fixture.hpp"
 #include "tests/test_util.hpp"
 
 using namespace memgrad;
 using memgrad::test::error_of;
 using memgrad::test::TempDir;
+using memgrad::test::babi_fixture::kStories;
+using memgrad::test::babi_fixture::write_task;
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* kStories =
-    "1 Mary moved to the bathroom.\n"
-    "2 John went to the hallway.\n"
-    "3 Where is Mary? \tbathroom\t1\n"
-    "4 Daniel went back to the hallway.\n"
-    "5 Where is Daniel?\thallway\t4\n"
-    "1 Sandra journeyed to the Office.\n"
-    "2 Where is Sandra?\toffice\t1\n";
-
-// A data folder with one task (train = kStories twice over, test = kStories).
-std::string write_task(const TempDir& dir, int task, const std::string& train,
-                       const std::string& test, const std::string& set = "en") {
-  const std::string base =
-      std::string(babi::kDataFolder) + "/" + set + "/qa" + std::to_string(task) + "_test-task_";
-  dir.write(base + "train.txt", train);
-  dir.write(base + "test.txt", test);
-  return dir.path.string();
-}
 
 // CHECK that `text` contains `part`, showing the text when it does not.
 #define CHECK_HAS(text, part)                                    \

@@ -11,31 +11,17 @@
 #include "tasks/babi.hpp"
 #include "tasks/babi_story.hpp"
 #include "tasks/task.hpp"
+#include "tests/tasks/babi_fixture.hpp"
 #include "tests/test_util.hpp"
 
 using namespace memgrad;
 using memgrad::test::error_of;
 using memgrad::test::TempDir;
+using memgrad::test::babi_fixture::kStories;
+using memgrad::test::babi_fixture::write_task;
+using memgrad::test::babi_fixture::write_test_only;
 
 namespace {
-
-const char* kStories =
-    "1 Mary moved to the bathroom.\n"
-    "2 John went to the hallway.\n"
-    "3 Where is Mary? \tbathroom\t1\n"
-    "4 Daniel went back to the hallway.\n"
-    "5 Where is Daniel?\thallway\t4\n"
-    "1 Sandra journeyed to the Office.\n"
-    "2 Where is Sandra?\toffice\t1\n";
-
-std::string write_task(const TempDir& dir, int task, const std::string& train,
-                       const std::string& test, const std::string& set = "en") {
-  const std::string base =
-      std::string(babi::kDataFolder) + "/" + set + "/qa" + std::to_string(task) + "_test-task_";
-  if (!train.empty()) dir.write(base + "train.txt", train);
-  dir.write(base + "test.txt", test);
-  return dir.path.string();
-}
 
 std::vector<int> ints(const Tensor& t) {
   std::vector<int> out;
@@ -202,7 +188,7 @@ TEST_CASE("babi story view: an en-10k task without its training file trains on t
       "1 Bill went to the garden.\n2 Bill went to the kitchen.\n3 Bill went to the office.\n"
       "4 Where is Bill?\toffice\t3\n";
   write_task(dir, 3, train, test3, "en");
-  write_task(dir, 3, "", test3, "en-10k");  // the test file only, as qa3 in en-10k
+  write_test_only(dir, 3, test3, "en-10k");  // the test file only, as qa3 in en-10k
   write_task(dir, 1, train, kStories, "en-10k");
   auto task =
       create_task("babi", story_settings(dir, {{"babi_task", "1,3"}, {"babi_set", "en-10k"}}));
@@ -235,7 +221,7 @@ TEST_CASE("babi story view: an en-10k task without its training file trains on t
           create_task("babi", story_settings(dir, {{"babi_task", 4}}));
         }).find("qa4_*_train.txt: no such file") != std::string::npos);
   // In en-10k, so does any missing training file but task 3's (as babi::load rules).
-  write_task(dir, 4, "", kStories, "en-10k");
+  write_test_only(dir, 4, kStories, "en-10k");
   write_task(dir, 4, train, kStories, "en");
   CHECK(error_of([&] {
           create_task("babi", story_settings(dir, {{"babi_task", 4}, {"babi_set", "en-10k"}}));
