@@ -650,7 +650,7 @@ TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's d
     CHECK(model->params().count() == paper_parameter_count(m.name, true, 51));
     auto set = m.create({{"output", "set"}}, DType::f32, 1);
     CHECK(set->params().count() == paper_parameter_count(m.name, false, 51));
-    // sum2seq's input has an end marker (52 tokens): the count `memgrad bench` and the README
+    // sum2seq's input has an end marker (52 tokens): the count `memgrad bench` and docs/results/speed.md
     // give for its runs (dmnc-late: 851,897).
     auto with_end_marker = m.create({{"input_vocab", 52}}, DType::f32, 1);
     CHECK(with_end_marker->params().count() == paper_parameter_count(m.name, true, 52));
@@ -659,7 +659,7 @@ TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's d
     ++counted;
   }
   CHECK(counted == int(std::size(kModels)));
-  CHECK(paper_parameter_count("dmnc-late", true, 52) == 851897);  // README, DMNC training step
+  CHECK(paper_parameter_count("dmnc-late", true, 52) == 851897);  // docs/results/speed.md, DMNC training step
 }
 
 TEST_CASE("dmnc: cache_gate_bias initialises the cache gate's bias block and nothing else") {

@@ -73,7 +73,7 @@ TEST_CASE("memn2n: parameter counts follow adjacent tying, (K + 1)(V + M) d") {
   // Adjacent weight tying (Sukhbaatar et al. 2015, section 2.2): A^1 = B, A^{k+1} = C^k and
   // W^T = C^K leave K + 1 embedding matrices; with temporal encoding each holds, besides the V
   // words, the M time words (T_A and T_C tie like A and C). bAbI task 1 (V 20 with nil, M 10,
-  // d 20, K 3): 2,400, the figure `memgrad bench` and the README give.
+  // d 20, K 3): 2,400, the figure `memgrad bench` and docs/results/speed.md give.
   auto count = [](const nlohmann::json& c) { return make(c, DType::f32)->params().count(); };
   CHECK(count(nlohmann::json::object()) == (3 + 1) * (20 + 10) * 20);
   CHECK(count(nlohmann::json::object()) == 2400);

@@ -1,6 +1,6 @@
 // Regression tests of what the libFuzzer targets (tests/fuzz, tools/fuzz.sh) found in the
 // parsers: each input here once crashed, overflowed, or escaped as an exception that is not
-// memgrad's bad-input Error. README.md's "Fuzzing" section lists them.
+// memgrad's bad-input Error. docs/fuzzing.md lists them.
 #include <doctest/doctest.h>
 
 #include <cstdint>
