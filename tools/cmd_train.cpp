@@ -41,18 +41,21 @@ struct StopSignals {
 };
 
 const char* kHelp = R"(usage: memgrad train --task TASK --model MODEL [options] [--out DIR]
-       memgrad train --resume DIR [--iterations N | --epochs N] [--threads N] [--data DIR]
+       memgrad train --resume DIR [--iterations N | --epochs N] [--patience N] [--threads N]
+                     [--data DIR]
 
 Trains MODEL on TASK and writes DIR (default runs/MODEL-TASK): config.json (every setting),
 log.jsonl (one JSON line per logged step and per epoch), checkpoint.safetensors (parameters,
 optimizer state, schedule; written atomically) and metrics.json (test metrics at the end). A task
 that selects by a validation score (physionet2012: validation AUC-ROC) is scored at every epoch
 end; the best epoch's parameters go to best.safetensors (best.json says which epoch) and are the
-ones metrics.json, eval and inspect use.
+ones metrics.json, eval and inspect use; --patience P stops training at the end of the epoch P
+epochs past the best one (early stopping; 0 = off).
 Ctrl-C or SIGTERM (kill, timeout, a job scheduler) finishes the step in progress, saves a checkpoint
 and stops (exit code 130 or 143); --resume DIR continues exactly where the run stopped (the
 same losses as an uninterrupted run with the same seed and threads); a resumed run keeps its
-settings, so only its length, thread count, data folder and reporting options may be given.
+settings, so only its length (and patience), thread count, data folder and reporting options may
+be given.
 A DIR that already holds a run is refused unless --overwrite.
 
 run options:
@@ -130,8 +133,8 @@ int cmd_train(const Words& words) {
     // The run's own config wins: only the length of training, where the data lives, and how
     // the run reports may be given again.
     static const char* kResumable[] = {
-        "resume",     "iterations",     "epochs", "threads", "log-every", "checkpoint-every",
-        "eval-every", "detect-anomaly", "quiet",  "json",    "data"};
+        "resume",           "iterations", "epochs",         "patience", "threads", "log-every",
+        "checkpoint-every", "eval-every", "detect-anomaly", "quiet",    "json",    "data"};
     for (const std::string& name : given)
       if (std::find(std::begin(kResumable), std::end(kResumable), name) == std::end(kResumable))
         throw UsageError("--" + name + " cannot change when resuming: " + dir.config() +
@@ -143,6 +146,7 @@ int cmd_train(const Words& words) {
           was_given("iterations") ? rc.train["iterations"] : nlohmann::json(0);
       saved.train["epochs"] = was_given("epochs") ? rc.train["epochs"] : nlohmann::json(0);
     }
+    if (was_given("patience")) saved.train["patience"] = rc.train["patience"];
     // (rc was parsed without knowing the run's task, so --data is read from the flags.)
     if (was_given("data")) saved.set_data_dir(flags["data"].get<std::string>());
     rc = saved;
@@ -223,9 +227,17 @@ int cmd_train(const Words& words) {
     dir.append_log(line);
     ++log.lines;
   };
+  const int64_t patience = trainer.config().train.at("patience").get<int64_t>();
   StepTiming last;
   nlohmann::json metrics;  // the last step's test metrics, when an eval was due there
+  int64_t end = total;     // the step training stops before (earlier when it stops early)
   for (int64_t step = start; step < total; ++step) {
+    // A run resumed after it stopped early trains no further (unless given more --patience).
+    if (per_epoch > 1 && step % per_epoch == 0 &&
+        best.out_of_patience(step / per_epoch, patience)) {
+      end = step;
+      break;
+    }
     const StepTiming t = last = trainer.train_step(step);
     MG_CHECK(std::isfinite(t.loss) && std::isfinite(t.grad_norm), "training diverged: loss ",
              t.loss, ", gradient norm ", t.grad_norm, " at step ", step,
@@ -248,6 +260,10 @@ int cmd_train(const Words& words) {
       nlohmann::json line = {{"step", step}, {"epoch", done / per_epoch}};
       if (!note.empty()) line["note"] = note;
       line.update(best.end_epoch(done / per_epoch, done));
+      if (best.out_of_patience(done / per_epoch, patience)) {
+        line["early_stop"] = true;
+        end = done;
+      }
       append(line);
     }
     if (eval_every > 0 && done % eval_every == 0) {
@@ -255,7 +271,7 @@ int cmd_train(const Words& words) {
       append({{"step", step}, {"eval", evaluation}});
       if (done == total) metrics = std::move(evaluation);  // the parameters the end evaluates
     }
-    if (done % ckpt_every == 0 || done == total || g_interrupted) {
+    if (done % ckpt_every == 0 || done == end || g_interrupted) {
       dir.sync_log();  // the lines the checkpoint counts are on disk before it is
       log.best_epoch = best.record();
       trainer.save_checkpoint(dir.checkpoint(), done, &log);
@@ -269,16 +285,22 @@ int cmd_train(const Words& words) {
                    (long long)done, dir.path.c_str());
       return 128 + signal;  // the shell's code for a process ended by that signal
     }
+    if (done == end) break;  // early stop
   }
   // The last step's loss line when it is off the interval: it closes this run's log only. The
   // checkpoint does not count it, so a resume that trains on replaces it by the interval's line.
-  if (start < total && total % log_every != 0) dir.append_log(loss_line(total - 1, last));
+  if (start < end && end % log_every != 0) dir.append_log(loss_line(end - 1, last));
   progress.finish();
+  if (end < total && !quiet)
+    std::fprintf(stderr, "stopped early after epoch %lld: no better %s in %lld epochs\n",
+                 (long long)(end / per_epoch), trainer.task().selection_metric().c_str(),
+                 (long long)patience);
   // The metrics of the best epoch's parameters when the task selects one, else of the last
   // step's (already evaluated when an eval was due there).
   const nlohmann::json selected = best.restore();
   if (!selected.is_null() || metrics.is_null()) metrics = trainer.evaluate();
   if (!selected.is_null()) metrics["selected"] = selected;
+  if (end < total) metrics["early_stop"] = {{"epoch", end / per_epoch}, {"patience", patience}};
   dir.write_json(dir.metrics(), metrics);
   if (flags["json"].get<bool>())
     std::cout << metrics.dump(2) << "\n";

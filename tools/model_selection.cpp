@@ -47,6 +47,10 @@ nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
   return {{metric_, *score}, {"best", better}};
 }
 
+bool BestEpoch::out_of_patience(int64_t epoch, int64_t patience) const {
+  return patience > 0 && best_ && epoch - (*best_)["epoch"].get<int64_t>() >= patience;
+}
+
 nlohmann::json BestEpoch::restore() {
   if (!best_) return nullptr;
   // A kill after a later best epoch, then a resume that stopped before redoing it, leaves in

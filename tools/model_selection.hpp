@@ -4,7 +4,8 @@
 // with best.json {"epoch", "step", "metric", "value"}. The final evaluation (metrics.json), `eval`
 // and `inspect` then use those parameters; checkpoint.safetensors stays the last step's, so a
 // resumed run continues from where it stopped and still knows the best epoch (best.json).
-// Ties keep the earlier epoch.
+// Ties keep the earlier epoch. With --patience P, training stops at the end of the epoch that is
+// P epochs past the best one (early stopping, as DMN+ trains: P = 20).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,6 +25,9 @@ class BestEpoch {
   // parameters if best. Returns the fields for the epoch's log line ({metric: value, "best":
   // true|false}), empty when the task does not select.
   nlohmann::json end_epoch(int64_t epoch, int64_t next_step);
+  // Early stopping: true when `patience` (> 0) epochs have ended since the best one, as of the
+  // end of `epoch`. Never true before an epoch was scored, nor with patience 0 (off).
+  bool out_of_patience(int64_t epoch, int64_t patience) const;
   // Loads the best epoch's parameters into the trainer's model; returns {"epoch", "step",
   // "metric", "value"} for metrics.json, or null when no epoch was scored.
   nlohmann::json restore();

@@ -28,7 +28,7 @@ const nlohmann::json kTrainBase = {{"optimizer", "adam"}, {"lr", 1e-3},
                                    {"clip_norm", 0.0},    {"clip_norm_per_param", 0.0},
                                    {"clip_value", 0.0},   {"lr_halve_every_epochs", 0},
                                    {"lr_decay_start", 0}, {"lr_decay_final", 0.1},
-                                   {"shards", 1}};
+                                   {"shards", 1},         {"patience", 0}};
 
 // The keys every run has, with a model's recipe over them.
 nlohmann::json train_defaults(const ModelInfo& m) {
@@ -214,7 +214,8 @@ void check_recipe(const nlohmann::json& train) {
            " applies to sgd and rmsprop; adam has its own moment estimates (beta1 0.9)");
   for (const char* key : {"clip_norm", "clip_norm_per_param", "clip_value", "lr_decay_final"})
     MG_CHECK(number(key) >= 0, flag(key), " must be >= 0 (0 = off), got ", number(key));
-  for (const char* key : {"iterations", "epochs", "lr_halve_every_epochs", "lr_decay_start"})
+  for (const char* key :
+       {"iterations", "epochs", "lr_halve_every_epochs", "lr_decay_start", "patience"})
     MG_CHECK(train.at(key).get<int64_t>() >= 0, flag(key), " must be >= 0, got ",
              train.at(key).get<int64_t>());
 }
@@ -273,6 +274,12 @@ Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) 
   const int64_t iterations = config_.train.at("iterations").get<int64_t>();
   total_steps_ = epochs > 0 ? epochs * steps_per_epoch_ : iterations;
   MG_CHECK(total_steps_ >= 1, "nothing to train: set --iterations N or --epochs N");
+  // Early stopping watches the epoch-end validation score of model selection.
+  const int64_t patience = config_.train.at("patience").get<int64_t>();
+  MG_CHECK(patience == 0 || !task_->selection_metric().empty(), "patience (--patience ", patience,
+           ") stops training when the validation score has not improved for that many epochs, "
+           "but task ",
+           config_.task, " scores no epochs with these settings: set --patience 0");
 }
 
 double Trainer::current_lr(int64_t step) const {
@@ -487,7 +494,7 @@ const std::string kCheckpointFormat = "memgrad-checkpoint-2";
 const std::string kCheckpointFormat1 = "memgrad-checkpoint-1";
 
 // Run settings a resume may change (config.json and the checkpoint then differ in them).
-const char* const kResumeMayChange[] = {"train.iterations", "train.epochs",
+const char* const kResumeMayChange[] = {"train.iterations", "train.epochs", "train.patience",
                                         "task_settings.data_dir"};
 
 const std::string& metadata_text(const TensorFile& file, const std::string& key,

@@ -77,3 +77,50 @@ TEST_CASE("model selection keeps the epoch of best validation AUC, across a resu
   REQUIRE(cmd_train(again) == 0);
   CHECK(read_json(full / "best.json")["epoch"] == 1);
 }
+
+TEST_CASE("--patience stops training P epochs after the best one, and a resume trains no further") {
+  TempDir tmp;
+  const auto data = memgrad::test::physionet::make_data(tmp);
+  const int epochs = 30, patience = 2;
+  const fs::path full = tmp.path / "full", early = tmp.path / "early";
+  REQUIRE(cmd_train(run(data.dir, full, epochs)) == 0);
+  const auto scores = epoch_scores(full);
+  REQUIRE(scores.size() == size_t(epochs));
+  // Where the rule must stop, from the uninterrupted run's scores (ties keep the earlier epoch).
+  int best_epoch = 0, stop = epochs;
+  double best = -1;
+  for (const auto& [epoch, score] : scores) {
+    if (score > best) best = score, best_epoch = epoch;
+    if (epoch - best_epoch >= patience) {
+      stop = epoch;
+      break;
+    }
+  }
+  REQUIRE(stop < epochs);  // the fixture's validation AUC stalls: the rule has something to do
+
+  Words w = run(data.dir, early, epochs);
+  for (const char* a : {"--patience", "2"}) w.push_back(a);
+  REQUIRE(cmd_train(w) == 0);
+  const auto stopped = epoch_scores(early);
+  CHECK(stopped == std::vector<std::pair<int, double>>(scores.begin(), scores.begin() + stop));
+  const nlohmann::json metrics = read_json(early / "metrics.json");
+  CHECK(metrics["early_stop"]["epoch"] == stop);
+  CHECK(metrics["early_stop"]["patience"] == patience);
+  CHECK(metrics["selected"]["epoch"] == best_epoch);
+  CHECK(read_json(full / "metrics.json").contains("early_stop") == false);
+
+  // Resumed, it stays stopped; with more patience it trains on exactly as the full run did.
+  REQUIRE(cmd_train({"--resume", early.string(), "--quiet"}) == 0);
+  CHECK(epoch_scores(early).size() == size_t(stop));
+  REQUIRE(cmd_train({"--resume", early.string(), "--patience", "0", "--quiet"}) == 0);
+  CHECK(epoch_scores(early) == scores);
+  CHECK(read_json(early / "best.json") == read_json(full / "best.json"));
+}
+
+TEST_CASE("--patience on a task that scores no epochs is refused") {
+  TempDir tmp;
+  CHECK_THROWS_WITH_AS(
+      cmd_train({"--task", "sum2seq", "--model", "lstm", "--iterations", "2", "--patience", "3",
+                 "--out", (tmp.path / "r").string(), "--quiet"}),
+      doctest::Contains("scores no epochs"), memgrad::Error);
+}
