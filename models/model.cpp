@@ -8,7 +8,13 @@ std::vector<ModelInfo>& registry() {
 }
 }  // namespace
 
-void register_model(ModelInfo info) { registry().push_back(std::move(info)); }
+void register_model(ModelInfo info) {
+  for (const ModelInfo& m : registry())
+    MG_CHECK(m.name != info.name, "model '", info.name,
+             "' is registered twice: a model name must be registered once (`--model` and its "
+             "gradient checks find it by name)");
+  registry().push_back(std::move(info));
+}
 const std::vector<ModelInfo>& all_models() { return registry(); }
 
 std::unique_ptr<Model> create_model(const std::string& name, const nlohmann::json& config,

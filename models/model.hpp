@@ -100,6 +100,8 @@ struct ModelInfo {
   nlohmann::json task_settings = nlohmann::json::object();
 };
 
+// Adds a model to the registry; a name registered already is an Error (and, from a static
+// initialiser, stops the program at start-up).
 void register_model(ModelInfo info);
 const std::vector<ModelInfo>& all_models();
 std::unique_ptr<Model> create_model(const std::string& name, const nlohmann::json& config,

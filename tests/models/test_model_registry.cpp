@@ -181,3 +181,11 @@ TEST_CASE("the float32 comparison fails a 1% error in one float32 gradient") {
     CHECK(c.grad_rel_err[0] == doctest::Approx(0.01).epsilon(0.01));
   }
 }
+
+TEST_CASE("a model name registered twice is refused and not registered") {
+  const size_t registered = all_models().size();
+  ModelInfo copy = all_models().front();
+  const std::string twice = "model '" + copy.name + "' is registered twice";
+  CHECK_THROWS_WITH_AS(register_model(copy), doctest::Contains(twice.c_str()), Error);
+  CHECK(all_models().size() == registered);
+}
