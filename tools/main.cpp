@@ -27,6 +27,7 @@ const Command kCommands[] = {
     {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},
     {"metrics", memgrad::cli::cmd_metrics,
      "multi-label metrics (AUC, AP, F1, P@k) of score files; bootstrap intervals"},
+    {"babi-gen", memgrad::cli::cmd_babi_gen, "generate bAbI task 1 or 3 stories (official format)"},
 };
 
 void print_usage() {
