@@ -36,10 +36,16 @@ CsvReader::CsvReader(const std::string& path) : path_(path), buf_(kBufferBytes) 
   MG_CHECK(gz != nullptr, path, ": cannot open (", std::strerror(errno), ")");
   gz_ = gz;
   gzbuffer(gz, unsigned(kBufferBytes));
-  // A UTF-8 byte order mark before the header.
-  refill();
-  if (end_ >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;
-  MG_CHECK(read_record(header_), path, ": empty file (no header)");
+  try {
+    // A UTF-8 byte order mark before the header.
+    refill();
+    if (end_ >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;
+    MG_CHECK(read_record(header_), path, ": empty file (no header)");
+  } catch (...) {
+    gzclose(gz);  // no destructor runs for an object whose constructor threw
+    gz_ = nullptr;
+    throw;
+  }
   header_line_ = size_t(record_line_);
 }
 

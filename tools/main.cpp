@@ -27,6 +27,8 @@ const Command kCommands[] = {
     {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},
     {"metrics", memgrad::cli::cmd_metrics,
      "multi-label metrics (AUC, AP, F1, P@k) of score files; bootstrap intervals"},
+    {"ehr-gen", memgrad::cli::cmd_ehr_gen,
+     "a synthetic EHR at MIMIC-III scale, written as MIMIC-III tables (task mimic-drugs)"},
 };
 
 void print_usage() {
