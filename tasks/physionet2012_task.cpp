@@ -12,6 +12,7 @@
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "tasks/epoch_order.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/physionet2012.hpp"
 #include "tasks/task.hpp"
@@ -96,16 +97,10 @@ class PhysionetTask : public Task {
     MG_CHECK(batch_size >= 1 && batch_size <= int64_t(data_.train.size()),
              "physionet2012: batch size must be in [1, ", data_.train.size(), "], got ",
              batch_size);
-    const int64_t per_epoch = steps_per_epoch(batch_size), epoch = step / per_epoch;
-    if (epoch != order_epoch_ || order_.size() != data_.train.size()) {
-      order_ = data_.train;
-      Rng rng(seed_ ^ kOrderSalt, uint64_t(epoch));
-      for (int64_t k = int64_t(order_.size()) - 1; k > 0; --k)
-        std::swap(order_[size_t(k)], order_[size_t(rng.below(uint64_t(k + 1)))]);
-      order_epoch_ = epoch;
-    }
-    const int64_t start = (step % per_epoch) * batch_size;
-    physionet::fill_batch(data_, {order_.data() + start, size_t(batch_size)}, dtype, batch);
+    physionet::fill_batch(data_,
+                          order_.batch(data_.train, seed_ ^ kOrderSalt, step, batch_size,
+                                       steps_per_epoch(batch_size)),
+                          dtype, batch);
   }
   int64_t validation_batches(int64_t batch_size) const override {
     return (int64_t(data_.valid.size()) + batch_size - 1) / batch_size;
@@ -360,8 +355,7 @@ class PhysionetTask : public Task {
   physionet::Data data_;
   int resamples_ = 1000;
   uint64_t bootstrap_seed_ = 1, seed_ = 1;
-  std::vector<int64_t> order_;
-  int64_t order_epoch_ = -1;
+  EpochOrder order_;
 };
 
 const bool kRegistered = [] {

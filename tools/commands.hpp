@@ -11,6 +11,7 @@ using Words = std::vector<std::string>;
 int cmd_gradcheck(const Words& words);
 int cmd_bench(const Words& words);
 int cmd_metrics(const Words& words);
+int cmd_ehr_gen(const Words& words);  // the synthetic MIMIC-format EHR
 int cmd_metrics_bootstrap(const Words& words);  // `memgrad metrics bootstrap`
 int cmd_train(const Words& words);
 int cmd_eval(const Words& words);

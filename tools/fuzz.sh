@@ -70,6 +70,16 @@ seed_tar_gz() {  # a set-b.tar.gz-like archive of two records (the hand-written 
   ((${#files[@]})) || files=(tests/fuzz/seeds/physionet_record/record.txt)
   tar czf "$1/records.tar.gz" --transform 's|.*/|set-b/|' "${files[@]}" 2>/dev/null || true
 }
+seed_mimic() {  # the heads of the MIMIC-III demo's tables, and one MIMIC-IV table gzipped
+  local t
+  for t in ADMISSIONS DIAGNOSES_ICD PROCEDURES_ICD PRESCRIPTIONS; do
+    [ -f "$data/mimic-iii-demo/$t.csv" ] && head -n 12 "$data/mimic-iii-demo/$t.csv" > "$1/real-$t.csv"
+  done
+  local iv="$data/mimic-iv-demo/hosp/diagnoses_icd.csv.gz"
+  # head closes the pipe early: gzip -dc's SIGPIPE is expected, not a failure
+  if [ -f "$iv" ]; then (gzip -dc "$iv" | head -n 12 | gzip > "$1/real-diagnoses_icd.csv.gz") || true; fi
+  return 0
+}
 seed_safetensors() { seed_run_dir; [ -f "$run/checkpoint.safetensors" ] && cp "$run/checkpoint.safetensors" "$1/real-run.safetensors"; return 0; }
 seed_run_config() { seed_run_dir; [ -f "$run/config.json" ] && cp "$run/config.json" "$1/real-config.json"; return 0; }
 seed_run_log() { seed_run_dir; [ -f "$run/log.jsonl" ] && cp "$run/log.jsonl" "$1/real-log.jsonl"; return 0; }

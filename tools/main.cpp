@@ -28,6 +28,8 @@ const Command kCommands[] = {
     {"metrics", memgrad::cli::cmd_metrics,
      "multi-label metrics (AUC, AP, F1, P@k) of score files; bootstrap intervals"},
     {"babi-gen", memgrad::cli::cmd_babi_gen, "generate bAbI task 1 or 3 stories (official format)"},
+    {"ehr-gen", memgrad::cli::cmd_ehr_gen,
+     "a synthetic EHR at MIMIC-III scale, written as MIMIC-III tables (task mimic-drugs)"},
 };
 
 void print_usage() {
