@@ -70,6 +70,11 @@ seed_tar_gz() {  # a set-b.tar.gz-like archive of two records (the hand-written 
   ((${#files[@]})) || files=(tests/fuzz/seeds/physionet_record/record.txt)
   tar czf "$1/records.tar.gz" --transform 's|.*/|set-b/|' "${files[@]}" 2>/dev/null || true
 }
+seed_kb_obo() {  # the header and first terms of the Disease Ontology
+  local f="$data/disease-ontology/doid.obo"
+  [ -f "$f" ] && head -n 120 "$f" > "$1/real-doid.obo"
+  return 0
+}
 seed_safetensors() { seed_run_dir; [ -f "$run/checkpoint.safetensors" ] && cp "$run/checkpoint.safetensors" "$1/real-run.safetensors"; return 0; }
 seed_run_config() { seed_run_dir; [ -f "$run/config.json" ] && cp "$run/config.json" "$1/real-config.json"; return 0; }
 seed_run_log() { seed_run_dir; [ -f "$run/log.jsonl" ] && cp "$run/log.jsonl" "$1/real-log.jsonl"; return 0; }
