@@ -144,7 +144,8 @@ ForwardResult KbMemNN::forward(Tape& tape, const Batch& batch, const ForwardOpti
     }
     const auto [p, g] = address(tape, u, m);
     const std::string hop = numbered("hop", k + 1);
-    if (opts.trace) opts.trace->record(hop + "/attention", p.value());
+    // Gated addressing: p holds the gates σ(g_i) themselves.
+    if (opts.trace) opts.trace->record(hop + (gated_ ? "/gates" : "/attention"), p.value());
     if (g.defined() && slot_loss_ > 0) {
       const Var term = bce_with_logits(g, y);
       slot_loss = slot_loss.defined() ? add(slot_loss, term) : term;
