@@ -70,6 +70,14 @@ seed_tar_gz() {  # a set-b.tar.gz-like archive of two records (the hand-written 
   ((${#files[@]})) || files=(tests/fuzz/seeds/physionet_record/record.txt)
   tar czf "$1/records.tar.gz" --transform 's|.*/|set-b/|' "${files[@]}" 2>/dev/null || true
 }
+seed_codiesp() {  # two real notes' first lines with their diagnosis rows
+  local d="$data/codiesp/final_dataset_v4_to_publish/train" id
+  for id in S0004-06142005000700014-1 S0004-06142005000900013-1; do
+    [ -f "$d/text_files_en/$id.txt" ] || continue
+    { head -n 1 "$d/text_files_en/$id.txt"; grep "^$id" "$d/trainD.tsv" | sed "s/^$id/n1/"; } > "$1/real-$id.txt"
+  done
+  return 0
+}
 seed_safetensors() { seed_run_dir; [ -f "$run/checkpoint.safetensors" ] && cp "$run/checkpoint.safetensors" "$1/real-run.safetensors"; return 0; }
 seed_run_config() { seed_run_dir; [ -f "$run/config.json" ] && cp "$run/config.json" "$1/real-config.json"; return 0; }
 seed_run_log() { seed_run_dir; [ -f "$run/log.jsonl" ] && cp "$run/log.jsonl" "$1/real-log.jsonl"; return 0; }
