@@ -37,11 +37,7 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/physionet-challen
 constexpr uint64_t kOrderSalt = 0x9e7a'5012'0000'0002ULL;
 
 int64_t whole(const nlohmann::json& s, const char* key, int64_t lo, int64_t hi) {
-  const nlohmann::json& v = s.at(key);
-  MG_CHECK(v.is_number_integer() && v.get<int64_t>() >= lo && v.get<int64_t>() <= hi,
-           "physionet2012: ", key, " must be a whole number in [", lo, ", ", hi, "], got ",
-           v.dump());
-  return v.get<int64_t>();
+  return setting_int(s, "physionet2012", key, lo, hi);
 }
 
 // One split's labels and the model's scores (the logit of each stay), in the split's order.
@@ -177,9 +173,7 @@ class PhysionetTask : public Task {
       }
       out << "\n";
     }
-    if (m.contains("selected"))
-      out << "  parameters of epoch " << m["selected"].value("epoch", 0) << " (best "
-          << m["selected"].value("metric", "") << " " << m["selected"].value("value", 0.0) << ")\n";
+    out << selected_line(m);
     return out.str();
   }
 

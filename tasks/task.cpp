@@ -1,5 +1,7 @@
 #include "tasks/task.hpp"
 
+#include <sstream>
+
 #include "engine/error.hpp"
 #include "engine/quote.hpp"
 
@@ -25,6 +27,22 @@ nlohmann::json merge_task_settings(const std::string& task, const nlohmann::json
     s[it.key()] = *it;
   }
   return s;
+}
+
+int64_t setting_int(const nlohmann::json& s, const std::string& task, const char* key, int64_t lo,
+                    int64_t hi) {
+  const nlohmann::json& v = s.at(key);
+  MG_CHECK(v.is_number_integer() && v.get<int64_t>() >= lo && v.get<int64_t>() <= hi, task, ": ",
+           key, " must be a whole number in [", lo, ", ", hi, "], got ", v.dump());
+  return v.get<int64_t>();
+}
+
+std::string selected_line(const nlohmann::json& m) {
+  if (!m.contains("selected")) return {};
+  std::ostringstream out;
+  out << "  parameters of epoch " << m["selected"].value("epoch", 0) << " (best "
+      << m["selected"].value("metric", "") << " " << m["selected"].value("value", 0.0) << ")\n";
+  return out.str();
 }
 
 void register_task(TaskInfo info) { registry().push_back(std::move(info)); }

@@ -106,6 +106,14 @@ struct TaskInfo {
 nlohmann::json merge_task_settings(const std::string& task, const nlohmann::json& defaults,
                                    const nlohmann::json& user);
 
+// Setting `key` of a task's settings as a whole number in [lo, hi]; an Error "<task>: key must
+// be a whole number in [lo, hi], got v" otherwise.
+int64_t setting_int(const nlohmann::json& settings, const std::string& task, const char* key,
+                    int64_t lo, int64_t hi);
+// "  parameters of epoch E (best METRIC V)\n" for metrics that hold the trainer's "selected"
+// entry, "" otherwise (a line of format_metrics).
+std::string selected_line(const nlohmann::json& metrics);
+
 void register_task(TaskInfo info);
 const std::vector<TaskInfo>& all_tasks();
 std::unique_ptr<Task> create_task(const std::string& name, const nlohmann::json& settings);

@@ -80,6 +80,19 @@ seed_mimic() {  # the heads of the MIMIC-III demo's tables, and one MIMIC-IV tab
   if [ -f "$iv" ]; then (gzip -dc "$iv" | head -n 12 | gzip > "$1/real-diagnoses_icd.csv.gz") || true; fi
   return 0
 }
+seed_kb_obo() {  # the header and first terms of the Disease Ontology
+  local f="$data/disease-ontology/doid.obo"
+  [ -f "$f" ] && head -n 120 "$f" > "$1/real-doid.obo"
+  return 0
+}
+seed_codiesp() {  # two real notes' first lines with their diagnosis rows
+  local d="$data/codiesp/final_dataset_v4_to_publish/train" id
+  for id in S0004-06142005000700014-1 S0004-06142005000900013-1; do
+    [ -f "$d/text_files_en/$id.txt" ] || continue
+    { head -n 1 "$d/text_files_en/$id.txt"; grep "^$id" "$d/trainD.tsv" | sed "s/^$id/n1/"; } > "$1/real-$id.txt"
+  done
+  return 0
+}
 seed_safetensors() { seed_run_dir; [ -f "$run/checkpoint.safetensors" ] && cp "$run/checkpoint.safetensors" "$1/real-run.safetensors"; return 0; }
 seed_run_config() { seed_run_dir; [ -f "$run/config.json" ] && cp "$run/config.json" "$1/real-config.json"; return 0; }
 seed_run_log() { seed_run_dir; [ -f "$run/log.jsonl" ] && cp "$run/log.jsonl" "$1/real-log.jsonl"; return 0; }
