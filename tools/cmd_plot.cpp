@@ -31,7 +31,8 @@ one colour each (named by their directory, or --names): the training loss (the l
 loss, and dashed the mean since the previous line), every number of the evaluations
 (--eval-every; a table of up to 4, such as accuracy per Lmax, one panel each) and of the epoch
 lines (validation scores), the learning rate and the gradient norm (before clipping; log
-scale), each a panel against the step. RUN is a run directory or a log.jsonl.
+scale), each a panel against the step (an evaluation number that never changes, such as the
+number of test samples, is left out). RUN is a run directory or a log.jsonl.
 
   --out FILE      FILE.svg: one SVG of all panels; FILE.html: a page with the runs' configs
   --names A,B     the runs' names in the legend, one per RUN
@@ -158,11 +159,22 @@ std::vector<Panel> panels_of(const std::vector<RunCurves>& runs) {
   auto has = [&](const std::string& k) {
     return std::find(keys.begin(), keys.end(), k) != keys.end();
   };
+  // An evaluation number that never changes (the number of test samples) is no curve.
+  auto varies = [&](const std::string& k) {
+    for (const RunCurves& r : runs) {
+      const auto it = r.series.find(k);
+      if (it == r.series.end()) continue;
+      for (const auto& point : it->second)
+        if (point.second != it->second.front().second) return true;
+    }
+    return false;
+  };
   std::vector<Panel> panels;
   if (has("loss")) panels.push_back({"loss", "training loss", "loss", false});
   for (const char* prefix : {"eval: ", "epoch: "})
     for (const std::string& k : keys)
-      if (k.rfind(prefix, 0) == 0) panels.push_back({k, k, k.substr(std::string(prefix).size())});
+      if (k.rfind(prefix, 0) == 0 && varies(k))
+        panels.push_back({k, k, k.substr(std::string(prefix).size())});
   if (has("lr")) panels.push_back({"lr", "learning rate", "lr", false});
   if (has("grad_norm"))
     panels.push_back({"grad_norm", "gradient norm (before clipping)", "|g|", true});

@@ -52,7 +52,6 @@ TEST_CASE("plot: two runs overlaid, loss, evaluation, learning rate and gradient
   for (const char* panel : {">training loss</text>", ">learning rate</text>",
                             ">gradient norm (before clipping)</text>"})
     CHECK(count(s, panel) == 1);
-  CHECK(count(s, ">eval: ") >= 1);
   // Each run in every panel's legend; the loss panel also has each run's mean (dashed).
   CHECK(count(s, ">run-a</text>") == count(s, ">run-b</text>"));
   CHECK(count(s, ">run-a (mean)</text>") == 1);
@@ -72,6 +71,29 @@ TEST_CASE("plot: two runs overlaid, loss, evaluation, learning rate and gradient
   CHECK(h.find("model dual-lstm, task sum2seq") != std::string::npos);
   CHECK(h.find("lr 0.01") != std::string::npos);
   CHECK(h.rfind("</html>\n") == h.size() - 8);
+}
+
+TEST_CASE("plot: evaluation tables of up to 4 numbers are panels, constant numbers are not") {
+  TempDir tmp;
+  const fs::path log = tmp.path / "run" / "log.jsonl";
+  write(log,
+        "{\"step\":0,\"loss\":2,\"lr\":0.1,\"grad_norm\":1}\n"
+        "{\"step\":1,\"eval\":{\"accuracy\":{\"4\":0.1,\"8\":0.05},\"test_samples\":100,"
+        "\"task_errors\":{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5}}}\n"
+        "{\"step\":3,\"eval\":{\"accuracy\":{\"4\":0.5,\"8\":0.25},\"test_samples\":100,"
+        "\"task_errors\":{\"1\":0,\"2\":2,\"3\":3,\"4\":4,\"5\":5}}}\n"
+        "{\"step\":3,\"epoch\":1,\"best\":true,\"valid_auc_roc\":0.8}\n"
+        "{\"step\":7,\"epoch\":2,\"best\":false,\"valid_auc_roc\":0.7}\n");
+  const fs::path svg = tmp.path / "x.svg";
+  REQUIRE(run(cmd_plot, {log.string(), "--out", svg.string()}).code == 0);
+  const std::string s = read(svg);
+  CHECK(count(s, ">eval: accuracy 4</text>") == 1);
+  CHECK(count(s, ">eval: accuracy 8</text>") == 1);
+  CHECK(count(s, ">epoch: valid_auc_roc</text>") == 1);
+  CHECK(count(s, "test_samples") == 0);  // the same at every evaluation
+  CHECK(count(s, "task_errors") == 0);   // a table of 5: metrics.json's
+  CHECK(count(s, "<title>run: 3, 0.5</title>") == 1);
+  CHECK(count(s, "<g transform") == 6);  // loss, 2 accuracies, the epoch score, lr, gradient norm
 }
 
 TEST_CASE("plot: a missing or malformed log.jsonl is an error naming file and line") {
