@@ -12,15 +12,6 @@ const OpDef kInput{"input", true};
 const OpDef kParameter{"parameter", true};
 const OpDef kDetach{"detach", true};
 const OpDef kConstant{"constant", true};
-
-double norm(const Tensor& t) {
-  double s = 0;
-  MG_DISPATCH(t.dtype(), T, {
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) s += double(p[i]) * double(p[i]);
-  });
-  return std::sqrt(s);
-}
 }  // namespace
 
 Tensor Var::grad() const { return tape->has_grad(id) ? tape->grad(id) : Tensor(); }
@@ -56,6 +47,7 @@ Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {
   n.op = param ? &kParameter : &kInput;
   n.requires_grad = requires_grad && grad_enabled_;
   n.param = param;
+  n.scope = scope_;
   n.inputs_begin = int32_t(inputs_.size());
   nodes_.push_back(n);
   ensure_slot(id);
@@ -124,6 +116,7 @@ NodeId Tape::append(const OpDef& op, std::span<const Var> inputs, BackwardFn bac
   }
   Node n;
   n.op = &op;
+  n.scope = scope_;
   n.inputs_begin = int32_t(inputs_.size());
   n.num_inputs = int32_t(inputs.size());
   bool needs = false;
@@ -377,6 +370,28 @@ Rng Tape::noise_stream() {
   return Rng(seed_, key);
 }
 
+const Tensor& Tape::live_grad(NodeId id) const {
+  MG_CHECK(grad_live_[size_t(id)], "node ", id, " (op '", nodes_[size_t(id)].op->name,
+           "') has no gradient from the last backward");
+  return grads_[size_t(id)];
+}
+
+void Tape::enter_scope(std::string_view name, int64_t index) {
+  // Appended piece by piece: g++ 12 warns falsely (-Wrestrict) on "a" + std::to_string(i).
+  std::string path = scope_paths_[size_t(scope_)];
+  if (!path.empty()) path += '/';
+  path += name;
+  if (index >= 0) path += std::to_string(index);
+  // Searched from the newest: a step's scopes are met again by its next op.
+  for (size_t k = scope_paths_.size(); k-- > 0;)
+    if (scope_paths_[k] == path) {
+      scope_ = int32_t(k);
+      return;
+    }
+  scope_paths_.push_back(std::move(path));
+  scope_ = int32_t(scope_paths_.size() - 1);
+}
+
 void Tape::print(std::ostream& out) const {
   out << std::left << std::setw(7) << "node" << std::setw(20) << "op" << std::setw(16) << "shape"
       << std::setw(18) << "inputs" << std::setw(14) << "|value|" << std::setw(14) << "|grad|"
@@ -393,9 +408,9 @@ void Tape::print(std::ostream& out) const {
       out << text << std::string(text.size() < width ? width - text.size() : 1, ' ');
     };
     std::ostringstream value, grad;
-    value << norm(values_[i]);
+    value << l2_norm_of(values_[i]);
     if (grad_live_[i])
-      grad << norm(grads_[i]);
+      grad << l2_norm_of(grads_[i]);
     else
       grad << "-";
     cell(std::to_string(i), 7);

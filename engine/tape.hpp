@@ -12,6 +12,8 @@
 #include <deque>
 #include <iosfwd>
 #include <span>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,6 +55,7 @@ struct Node {
   bool requires_grad = false;
   bool view = false;           // its value shares an input's storage (record_view)
   Parameter* param = nullptr;  // set on parameter leaves
+  int32_t scope = 0;           // the model part that recorded it (Tape::scope_path); 0 = none
   // Small saved arguments (axis, flags, scalars) an op's backward needs.
   std::array<int64_t, 4> ints{};
   std::array<double, 2> reals{};
@@ -182,6 +185,17 @@ class Tape {
 
   // Prints one line per node: index, op, shape, inputs, value norm and gradient norm.
   void print(std::ostream& out) const;
+  // Node id's gradient of the last backward(); has_grad(id) must hold.
+  const Tensor& live_grad(NodeId id) const;
+
+  // ---- inspection: the model part that recorded each node, as a path of TapeScope names
+  // ("enc1/t3/memory/allocation"). Off by default: a TapeScope then costs one branch and every
+  // node's path is "". Paths are kept across reset(), so a node's scope id stays meaningful.
+  void set_record_scopes(bool on) { record_scopes_ = on; }
+  bool record_scopes() const { return record_scopes_; }
+  const std::string& scope_path(NodeId id) const {
+    return scope_paths_[size_t(nodes_[size_t(id)].scope)];
+  }
 
   // ---- scratch for code that builds graphs (lists of rows, per-step outputs): vectors that keep
   // their capacity from step to step, so a steady-state step allocates nothing, and belong to one
@@ -206,6 +220,10 @@ class Tape {
   // so): run_backward then skips its backward.
   bool grad_is_in_input(NodeId id) const;
   void end_forward_interval();  // profiling: charges the time since the last record to its op
+  friend class TapeScope;
+  // Makes `name` (followed by `index` when >= 0) under the current scope the scope of the nodes
+  // recorded from now on.
+  void enter_scope(std::string_view name, int64_t index = -1);
 
   Arena arena_;
   std::vector<Node> nodes_;
@@ -234,6 +252,9 @@ class Tape {
   bool detect_anomaly_ = false;
   std::deque<std::pair<const void*, std::vector<int64_t>>> index_scratch_;
   std::deque<std::pair<const void*, std::vector<Var>>> var_scratch_;
+  bool record_scopes_ = false;
+  int32_t scope_ = 0;                         // index into scope_paths_ of the current scope
+  std::vector<std::string> scope_paths_{""};  // every scope path met, "" (none) first
   OpProfile* profile_ = nullptr;
   const OpDef* profiled_op_ = nullptr;  // the last recorded op, still computing its value
   OpProfile::Clock::time_point profiled_since_;
@@ -254,6 +275,29 @@ class NoGradScope {
  private:
   Tape& tape_;
   bool was_;
+};
+
+// Names the model part recording nodes for its lifetime, nested in the enclosing one's:
+//   TapeScope enc(tape, "enc1"); TapeScope step(tape, "t", t); ... memory ops ...
+// records them under "enc1/t3/memory" when dnc::step opens "memory" inside. Only a tape with
+// set_record_scopes(true) (memgrad inspect --tape) builds the paths; otherwise nothing is built
+// or allocated.
+class TapeScope {
+ public:
+  TapeScope(Tape& tape, const char* name) : tape_(tape), was_(tape.scope_) {
+    if (tape.record_scopes_) tape.enter_scope(name);
+  }
+  // name followed by index: TapeScope(tape, "t", 3) is "t3".
+  TapeScope(Tape& tape, const char* name, int64_t index) : tape_(tape), was_(tape.scope_) {
+    if (tape.record_scopes_) tape.enter_scope(name, index);
+  }
+  ~TapeScope() { tape_.scope_ = was_; }
+  TapeScope(const TapeScope&) = delete;
+  TapeScope& operator=(const TapeScope&) = delete;
+
+ private:
+  Tape& tape_;
+  int32_t was_;
 };
 
 // The same value, cut off from the gradient.

@@ -230,4 +230,13 @@ int64_t first_non_finite(const Tensor& t) {
   return bad;
 }
 
+double l2_norm_of(const Tensor& t) {
+  double s = 0;
+  MG_DISPATCH(t.dtype(), T, {
+    const T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) s += double(p[i]) * double(p[i]);
+  });
+  return std::sqrt(s);
+}
+
 }  // namespace memgrad

@@ -148,4 +148,7 @@ class Tensor {
 // checkpoint loading and saving).
 int64_t first_non_finite(const Tensor& t);
 
+// sqrt(sum of t's squared elements), summed in double (Tape::print, memgrad inspect).
+double l2_norm_of(const Tensor& t);
+
 }  // namespace memgrad

@@ -18,8 +18,16 @@ namespace memgrad {
 // values, so it is off (null) in training and costs nothing then.
 struct Trace {
   std::vector<std::pair<std::string, Tensor>> entries;  // in recording order, e.g. "t3/write_gate"
+  // Per entry, the tape node it copies (-1: a value made outside the tape): memgrad inspect reads
+  // the loss's gradient with respect to it (gradient flow through the steps).
+  std::vector<NodeId> nodes;
   void record(const std::string& name, const Tensor& value) {
     entries.emplace_back(name, value.clone());
+    nodes.push_back(-1);
+  }
+  void record(const std::string& name, Var v) {
+    record(name, v.value());
+    nodes.back() = v.id;
   }
 };
 

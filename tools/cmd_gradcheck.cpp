@@ -1,4 +1,5 @@
 // memgrad gradcheck: runs the registered finite-difference gradient checks.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -36,7 +37,8 @@ non-differentiable points (relu at 0, ties in sort), as each case's note says.
   --op all|NAME   which op (or all registered ops)
   --model all|NAME  every parameter of the model's check variants (tiny dimensions, multi-step
                   batch), float64
-  --verbose       print analytic and numeric gradients side by side
+  --verbose       print analytic and numeric gradients side by side (with --model: per
+                  parameter, the element where they differ most, both values, its errors)
   --json          {"checks":[{"name","max_abs_err","max_rel_err","passed"}...],"passed":N,"failed":M}
   --list          list registered ops and their cases (with --json: {"cases":[{"op","name"}...]})
 Exit code: 0 all passed, 1 a check failed, 2 bad usage.
@@ -52,6 +54,28 @@ void print_verbose(const GradCase& c, const GradCheckResult& r) {
     for (size_t j = 0; j < in.analytic.size(); ++j)
       std::printf("  %8s %12zu %22.15g %22.15g %12.3g\n", "", j, in.analytic[j], in.numeric[j],
                   std::fabs(in.analytic[j] - in.numeric[j]));
+  }
+}
+
+// Per parameter of a model check: its largest gradient, errors, and the element where analytic
+// and numeric differ most, both values side by side (the first place to look when one fails).
+void print_worst_elements(const GradCheckResult& r) {
+  std::printf("    %-30s %8s %10s %22s %22s %10s %10s\n", "parameter", "elements", "worst at",
+              "analytic", "numeric", "abs err", "tensor rel");
+  for (const InputReport& in : r.inputs) {
+    size_t worst = 0;
+    for (size_t j = 0; j < in.analytic.size(); ++j)
+      if (std::fabs(in.analytic[j] - in.numeric[j]) >
+          std::fabs(in.analytic[worst] - in.numeric[worst]))
+        worst = j;
+    if (in.analytic.empty()) {
+      std::printf("    %-30s (no values kept)\n", in.name.c_str());
+      continue;
+    }
+    std::printf("    %-30s %8zu %10zu %22.15g %22.15g %10.3e %10.3e%s\n", in.name.c_str(),
+                in.analytic.size(), worst, in.analytic[worst], in.numeric[worst],
+                std::fabs(in.analytic[worst] - in.numeric[worst]), in.max_rel_err,
+                in.passed ? "" : "  FAIL");
   }
 }
 
@@ -104,11 +128,7 @@ int check_models(const std::string& which, bool json, bool verbose) {
   for (const ModelInfo* m : selected) {
     for (const GradCheckResult& r : check_model_gradients(*m, verbose)) {
       (report(r, m->name, json, checks) ? passed : failed)++;
-      if (verbose && !json)
-        for (size_t i = 0; i < r.inputs.size(); ++i)
-          std::printf("    %-30s largest gradient %.3e, max abs err %.3e, max rel err %.3e\n",
-                      r.inputs[i].name.c_str(), r.inputs[i].scale, r.inputs[i].max_abs_err,
-                      r.inputs[i].max_rel_err);
+      if (verbose && !json) print_worst_elements(r);
     }
   }
   return finish(json, checks, passed, failed);

@@ -11,8 +11,10 @@
 #include "engine/checkpoint.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/grad_flow.hpp"
 #include "tools/memory_figures.hpp"
 #include "tools/run_dir.hpp"
+#include "tools/tape_graph.hpp"
 #include "tools/trace_view.hpp"
 #include "tools/trainer.hpp"
 
@@ -32,11 +34,21 @@ const char* kHelp =
     "  --sample N         test sample N of the task (default 0; sum2seq numbers its test sets\n"
     "                     in test_lmax order, babi its test questions in file order)\n"
     "  --input TEXT       a sample written out instead, e.g. sum2seq \"3 1 4 / 1 5 9\"\n"
-    "  --only TEXT        only the series whose name contains TEXT (e.g. usage, enc1/)\n"
+    "  --only TEXT        only the series whose name contains TEXT (e.g. usage, enc1/); with\n"
+    "                     --format, only the tape's part TEXT (e.g. enc/t1/memory) and the\n"
+    "                     nodes it reads\n"
     "  --teacher-forcing  sequence decoders are fed the target, as in training (default: their\n"
     "                     own previous prediction, as in evaluation)\n"
     "  --tape             also print the tape of this forward pass and of the loss's backward\n"
     "                     pass: one line per node (op, shape, inputs, |value|, |gradient|)\n"
+    "  --format dot|svg|json  with --tape: the tape as a graph instead (docs/inspect.md): a node\n"
+    "                     per op (op, shape, |value|, |gradient|), parameters as leaves, edges\n"
+    "                     in data-flow order, clusters by the model part that recorded the ops\n"
+    "                     (enc1/t0/memory/allocation); svg runs Graphviz's dot\n"
+    "  --out FILE         with --format: write the graph to FILE (default: standard output)\n"
+    "  --grad-flow        the norm of the loss's gradient with respect to every recorded series\n"
+    "                     at every step (state, memory: how far back gradients reach) and to\n"
+    "                     every parameter; in the text, the JSON and (--html) as a chart\n"
     "  --json             print one JSON object (sample, loss, every series' values) instead\n"
     "  --html FILE        also write a self-contained HTML page of heatmaps, one per series;\n"
     "                     for models with an explicit memory (ebmrnn, emrnn) first the EBmRNN\n"
@@ -69,10 +81,17 @@ int cmd_inspect(const Words& arguments) {
   const auto html = take_option(words, "html");
   const bool teacher_forcing = take_flag(words, "teacher-forcing");
   const bool show_tape = take_flag(words, "tape");
+  const bool show_flow = take_flag(words, "grad-flow");
+  const auto format = take_option(words, "format");
+  // --out is the graph's file; without --format it stays the training option refused below.
+  const auto out_file = format ? take_option(words, "out") : std::nullopt;
   const bool anomaly = take_flag(words, "detect-anomaly");
   const auto checkpoint_dir = take_option(words, "checkpoint");
   if (sample_text && input) throw UsageError("give --sample N or --input TEXT, not both");
   const int64_t sample = sample_text ? parse_sample(*sample_text) : 0;
+  if (format && !show_tape) throw UsageError("--format draws the tape: give it with --tape");
+  if (format && *format != "dot" && *format != "svg" && *format != "json")
+    throw UsageError("--format must be dot, svg or json, got '" + *format + "'");
 
   std::optional<RunConfig> rc;
   std::string checkpoint;
@@ -135,6 +154,7 @@ int cmd_inspect(const Words& arguments) {
 
   Tape tape;
   tape.set_detect_anomaly(anomaly);
+  tape.set_record_scopes(show_tape);  // the model parts, for the graph's clusters
   Trace trace;
   ForwardOptions opts;
   opts.training = false;
@@ -146,14 +166,41 @@ int cmd_inspect(const Words& arguments) {
     std::fprintf(
         stderr, "memgrad inspect: warning: the loss is %g%s\n", loss,
         anomaly ? "" : " (--detect-anomaly names the op that made the first NaN or infinity)");
-  if (show_tape) tape.backward(out.loss);
-  const Task::Lines lines = task.describe_example(batch, out.predictions.value());
-  const std::vector<TraceSeries> series = select_series(group_trace(trace), only);
-  if (!only.empty() && series.empty())
-    throw UsageError("--only '" + only + "' matches no series of model " + rc->model);
-
+  if (show_tape || show_flow) tape.backward(out.loss);
   const std::string source =
       input ? "input \"" + *input + "\"" : "test sample " + std::to_string(sample);
+  if (format) {
+    const TapeGraph graph = tape_graph(tape, only);
+    const std::string title = rc->model + " on " + rc->task + ", " + source +
+                              (only.empty() ? "" : ", part " + only) + ": " +
+                              std::to_string(graph.nodes.size()) + " nodes";
+    std::string text;
+    if (*format == "json") {
+      nlohmann::json j = tape_graph_json(graph);
+      j["title"] = title;
+      j["loss"] = loss;
+      text = j.dump() + "\n";
+    } else {
+      text = tape_graph_dot(graph, title);
+      if (*format == "svg") text = render_svg(text);
+    }
+    if (out_file) {
+      write_file_atomically(*out_file, text);
+      std::cerr << "wrote " << *out_file << " (" << graph.nodes.size() << " nodes, "
+                << graph.edges.size() << " edges)\n";
+    } else {
+      std::cout << text;
+    }
+    return 0;
+  }
+  const Task::Lines lines = task.describe_example(batch, out.predictions.value());
+  const std::vector<TraceSeries> all_series = group_trace(trace);
+  const std::vector<TraceSeries> series = select_series(all_series, only);
+  if (!only.empty() && series.empty())
+    throw UsageError("--only '" + only + "' matches no series of model " + rc->model);
+  std::optional<GradFlow> flow;
+  if (show_flow) flow = grad_flow(tape, all_series);
+
   if (html) {
     const std::string title =
         rc->model + " on " + rc->task + ", " + source + (checkpoint.empty() ? " (untrained)" : "");
@@ -161,9 +208,10 @@ int cmd_inspect(const Words& arguments) {
     char text[64];
     std::snprintf(text, sizeof text, "%.6g", loss);
     page.emplace_back("loss", text);
-    write_file_atomically(
-        *html, render_html(title, page, series,
-                           render_memory_figures(series, task.step_observations(batch))));
+    write_file_atomically(*html,
+                          render_html(title, page, series,
+                                      render_memory_figures(series, task.step_observations(batch)) +
+                                          (flow ? grad_flow_html(*flow) : "")));
   }
   if (json) {
     nlohmann::json j = series_json(series);
@@ -175,6 +223,7 @@ int cmd_inspect(const Words& arguments) {
     j["trained"] = !checkpoint.empty();
     j["sample"] = s;
     j["loss"] = loss;
+    if (flow) j["grad_flow"] = grad_flow_json(*flow);
     if (show_tape) {
       std::ostringstream t;
       tape.print(t);
@@ -191,6 +240,7 @@ int cmd_inspect(const Words& arguments) {
   std::cout << "  loss: " << loss << "\n\n" << render_text(series);
   if (series.empty())
     std::cout << "(model " << rc->model << " records no gates, weightings or attention)\n";
+  if (flow) std::cout << "\n" << grad_flow_text(*flow);
   if (show_tape) {
     std::cout << "\ntape (" << tape.size() << " nodes)\n";
     tape.print(std::cout);

@@ -17,5 +17,6 @@ int cmd_train(const Words& words);
 int cmd_eval(const Words& words);
 int cmd_inspect(const Words& words);
 int cmd_babi_gen(const Words& words);
+int cmd_plot(const Words& words);
 
 }  // namespace memgrad::cli

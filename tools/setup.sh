@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 
 source tools/debian_packages.sh
 install_debian_packages g++ cmake make libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev zlib1g-dev pkgconf
+# Graphviz's dot draws the tape (memgrad inspect --tape --format svg; docs/inspect.md).
+install_debian_packages graphviz
 
 build_dir="${MEMGRAD_BUILD_DIR:-build}"
 sanitize="${MEMGRAD_SANITIZE:-OFF}"

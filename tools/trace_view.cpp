@@ -148,7 +148,8 @@ std::string html_escape(const std::string& text) {
 
 std::vector<TraceSeries> group_trace(const Trace& trace) {
   std::vector<TraceSeries> series;
-  for (const auto& [entry, value] : trace.entries) {
+  for (size_t k = 0; k < trace.entries.size(); ++k) {
+    const auto& [entry, value] = trace.entries[k];
     const Shape& full = value.shape();
     MG_CHECK(full.rank >= 1 && full[0] == 1, "inspect: trace entry '", entry, "' has shape ", full,
              "; a trace of one sample has a first dimension of 1");
@@ -159,13 +160,14 @@ std::vector<TraceSeries> group_trace(const Trace& trace) {
     auto it = std::find_if(series.begin(), series.end(),
                            [&](const TraceSeries& s) { return s.name == name; });
     if (it == series.end()) {
-      series.push_back({name, shape, {}, {}});
+      series.push_back({name, shape, {}, {}, {}});
       it = series.end() - 1;
     }
     MG_CHECK(it->shape == shape, "inspect: trace entry '", entry, "' has shape ", shape,
              " but earlier steps of '", name, "' have ", it->shape);
     it->steps.push_back(step);
     it->values.push_back(value.to_vector());
+    it->nodes.push_back(k < trace.nodes.size() ? trace.nodes[k] : -1);
   }
   return series;
 }

@@ -23,6 +23,7 @@ struct TraceSeries {
   Shape shape;                 // one step's value, without the leading batch dimension of 1
   std::vector<int64_t> steps;  // step numbers, in recording order (-1: no step)
   std::vector<std::vector<double>> values;  // per step, flattened row-major
+  std::vector<NodeId> nodes;  // per step, the tape node recorded (-1: none; Trace::nodes)
 };
 
 // Groups the entries of a batch of one (every entry's first dimension 1) into series, in the order

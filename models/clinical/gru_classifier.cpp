@@ -58,7 +58,7 @@ ForwardResult GruClassifier::forward(Tape& tape, const Batch& batch, const Forwa
       if (opts.trace) {
         char name[48];
         std::snprintf(name, sizeof name, "l%zu/t%lld/h", l, (long long)t);
-        opts.trace->record(name, h.value());
+        opts.trace->record(name, h);
       }
       if (l + 1 < layers_.size()) outputs.push_back(h);
     }

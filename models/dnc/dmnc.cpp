@@ -74,7 +74,7 @@ void copy_row(Tensor& dst, int64_t row, const Tensor& src) {
 }
 
 void record(Trace* trace, const std::string& prefix, const char* name, Var v) {
-  if (trace && v.defined()) trace->record(prefix + name, v.value());
+  if (trace && v.defined()) trace->record(prefix + name, v);
 }
 
 // A DNC encoder's state tensors (controller, memory, and the cache when there is one), for
@@ -210,6 +210,8 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
   const dnc::State& prev = s[size_t(i)].memory;
   const dnc::State& other = s[size_t(1 - i)].memory;
   const int64_t N = mem_.slots;
+  Tape& tape = *prev.memory.tape;
+  const TapeScope memory_scope(tape, "memory");  // memgrad inspect --tape
   // The previous read weights over [M1; M2], split into the two memories' blocks.
   const Var block[2] = {slice(prev.read_weights, 2, 0, N), slice(prev.read_weights, 2, N, N)};
 
@@ -220,6 +222,7 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
 
   // Read (Eq. 7-8): the shared address space [M1; M2], with M_i just written and the other memory
   // as its encoder last left it; temporal links block-diagonal.
+  const TapeScope read_scope(tape, "read");
   Var mems[2], links[2];
   mems[i] = next.memory;
   links[i] = next.link;
@@ -271,10 +274,12 @@ Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, const EncoderPass& pass, Var
                                  const std::string& prefix) const {
   const EncoderState& me = s[size_t(i)];
   const int64_t B = ids.dim(0), W = mem_.word, R = mem_.read_heads;
+  std::optional<TapeScope> part(std::in_place, tape, "controller");  // memgrad inspect --tape
   // Eq. 3-4: the controller reads [x_t ; r_{t-1}].
   Var reads = reshape(me.memory.read_vectors, Shape{B, R * W});
   const LstmState ctrl = layers::clip_state(pass.lstm.step(tape, ids, reads, me.controller), clip_);
   const int64_t S = dnc::interface_size(mem_);
+  part.emplace(tape, "interface");
   Var out = addmm(pass.interface_b, ctrl.h, pass.interface_w);  // [B, S] (+ the cache gate's W)
   dnc::Interface iface = dnc::parse_interface(cache_ ? slice(out, 1, 0, S) : out, mem_);
   Var cache;
@@ -284,6 +289,7 @@ Dmnc::EncoderState Dmnc::advance(Tape& tape, int i, const EncoderPass& pass, Var
     iface.write_vector = cache;
     record(trace, prefix, "cache_gate", g);
   }
+  part.reset();  // the memory step names its own parts
   EncoderState next;
   next.controller = ctrl;
   next.memory = fusion_ == Fusion::late
@@ -365,6 +371,7 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const dnc::Views& views, Trace* trace) co
               advance(tape, i, *pass[i], rows[i]->take(ids_at(i, t)), s, nullptr, prefix);
         continue;
       }
+      const TapeScope encoder(tape, i == 0 ? "enc1" : "enc2"), step(tape, "t", t);
       const StepMask mask(views.mask[i], t);
       if (trace) prefix = "enc" + std::to_string(i + 1) + "/t" + std::to_string(t) + "/";
       if (mask.any()) encoder_step(tape, i, *pass[i], ids_at(i, t), s, mask, trace, prefix);
@@ -445,9 +452,12 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
   // One DNC step of the rows with tokens ids [n, 1] from the state (c, m) of those rows; the
   // controller reads [x_t ; r_{t-1}].
   auto step = [&](const layers::TokenLstm& lstm, Var ids, LstmState& c, dnc::State& m) {
+    std::optional<TapeScope> part(std::in_place, tape, "controller");  // memgrad inspect --tape
     Var reads = reshape(m.read_vectors, Shape{ids.dim(0), RW});
     c = layers::clip_state(lstm.step(tape, ids, reads, c), clip_);
+    part.emplace(tape, "interface");
     const dnc::Interface iface = dnc::parse_interface(interface_(tape, c.h), mem_);
+    part.reset();  // the memory step names its own parts
     m = dnc::step(m, iface, true, opts.trace, prefix, kUsageGradient);
   };
   for (int i = 0; i < 2; ++i) {  // view 1's events, then view 2's: one concatenated sequence
@@ -468,7 +478,9 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       const StepMask mask(views.mask[i], t);
       if (!mask.any()) continue;
       // One sequence: view 2's steps are numbered after view 1's.
-      if (opts.trace) prefix = "enc/t" + std::to_string(t + (i == 1 ? views.length[0] : 0)) + "/";
+      const int64_t step_number = t + (i == 1 ? views.length[0] : 0);
+      const TapeScope encoder(tape, "enc"), step_scope(tape, "t", step_number);
+      if (opts.trace) prefix = "enc/t" + std::to_string(step_number) + "/";
       // Packed: only the samples with an event step (layers::StepMask); else all, then blended.
       Var ids = ids_at(t);
       LstmState c = pack ? mask.take(ctrl) : ctrl;
@@ -476,6 +488,12 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       step(lstm, pack ? mask.take(ids) : ids, c, m);
       ctrl = pack ? mask.put(ctrl, c) : mask.blend(c, ctrl);
       mem = pack ? mask.put(mem, m) : mask.blend(m, mem);
+      if (opts.trace) {  // the state the next step reads (memgrad inspect --grad-flow)
+        const std::string p = prefix + "state/";
+        record(opts.trace, p, "h", ctrl.h);
+        record(opts.trace, p, "c", ctrl.c);
+        record(opts.trace, p, "memory", mem.memory);
+      }
     }
   }
   layers::MemoryReader reader(dec_read_, mem_, std::span<const dnc::State>(&mem, 1),

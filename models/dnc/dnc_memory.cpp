@@ -5,6 +5,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "models/layers/rnn_cells.hpp"
@@ -49,11 +50,11 @@ Var eps_norm(Var x) { return l2_norm(x, kEpsilon); }
 void record(Trace* trace, const std::string& prefix, const char* name, Var v) {
   if (!trace || !v.defined()) return;
   if (prefix.empty()) {
-    trace->record(name, v.value());
+    trace->record(name, v);
   } else if (prefix.back() == '/') {
-    trace->record(prefix + name, v.value());
+    trace->record(prefix + name, v);
   } else {
-    trace->record(prefix + "/" + name, v.value());
+    trace->record(prefix + "/" + name, v);
   }
 }
 
@@ -271,7 +272,10 @@ State step_with_detail(const State& prev, const Interface& iface, StepDetail& de
   }
 
   detail = StepDetail{};
+  Tape& tape = *prev.memory.tape;
+  const TapeScope memory_scope(tape, "memory");  // the parts below: memgrad inspect --tape
   State next = write ? write_step(prev, iface, prev.read_weights, detail, g) : prev;
+  const TapeScope read_scope(tape, "read");
   detail.read_content_weights =
       content_weighting(next.memory, iface.read_keys, iface.read_strengths, next.memory_norms);
   const DirectionalResult dir = directional_read(next.link, prev.read_weights);
@@ -298,18 +302,25 @@ State write_step(const State& prev, const Interface& iface, Var freed_reads, Ste
                  UsageGradient g) {
   const int64_t B = prev.memory.dim(0), N = prev.memory.dim(1), W = prev.memory.dim(2);
   State next = prev;
+  Tape& tape = *prev.memory.tape;
+  // Each part under a name of its own in memgrad inspect's tape drawing ("memory/allocation").
+  std::optional<TapeScope> part(std::in_place, tape, "usage");
   next.usage = usage_update(prev.usage, prev.write_weights, freed_reads, iface.free_gates, g);
+  part.emplace(tape, "allocation");
   const AllocationResult alloc = allocation_with_order(next.usage);
   detail.allocation = alloc.allocation;
   detail.sort_order = alloc.sort_order;
+  part.emplace(tape, "write_content");
   detail.write_content_weights =
       reshape(content_weighting(prev.memory, reshape(iface.write_key, Shape{B, 1, W}),
                                 reshape(iface.write_strength, Shape{B, 1}), prev.memory_norms),
               Shape{B, N});
+  part.emplace(tape, "write");
   next.write_weights = write_weighting(alloc.allocation, detail.write_content_weights,
                                        iface.alloc_gate, iface.write_gate);
   next.memory = erase_and_write(prev.memory, next.write_weights, iface.erase, iface.write_vector);
   next.memory_norms = memory_norms(next.memory);
+  part.emplace(tape, "link");
   const LinkResult link = link_update(prev.link, prev.precedence, next.write_weights);
   next.link = link.link;
   next.precedence = link.precedence;

@@ -66,6 +66,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   const DType dtype = y.dtype();
   Var yv = tape.input(y), ymv = tape.input(y_mask);
   const bool pack = spec_.pack_rows && !opts.trace;
+  const TapeScope decoder(tape, "dec");  // memgrad inspect --tape draws it as a part
 
   // The tape's scratch (no allocation in steady state, none shared between concurrent tapes).
   // lengths: each sample's output length (L without packing); live: the samples still decoding,
@@ -118,6 +119,7 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
   // Step t from the live samples' input ids at t (step_ids, read from ids [B, L]) and context.
   const TokenLstm lstm(tape, embedding_, cell);
   auto step = [&](const Tensor& ids, int64_t t) {
+    const TapeScope step_scope(tape, "t", t);
     step_ids.clear();
     for (int64_t b : live) step_ids.push_back(int64_t(ids.at(b * L + t)));
     Var x = index_leaf(tape, step_ids, dtype);
