@@ -4,8 +4,9 @@
 # machine falls on all of them. One JSON line per run in OUT (wall and CPU ms per step, kernels).
 #   bench/rounds_dmnc_late.sh OUT ROUNDS BINARY...
 #   bench/rounds_dmnc_late.sh runs/rounds.jsonl 8 build/memgrad /tmp/main/memgrad
-# Set ROUND_STEPS / ROUND_WARMUP to change the measured and warm-up steps (40 and 60: LIBXSMM
-# generates a kernel the first time it meets a shape, and a step's row counts vary).
+# ROUND_STEPS / ROUND_WARMUP set memgrad's measured and warm-up steps (40 and 60: LIBXSMM
+# generates a kernel the first time it meets a shape, and a step's row counts vary), TORCH_STEPS
+# the PyTorch script's measured steps (20).
 set -euo pipefail
 out="$1" rounds="$2"
 shift 2
@@ -19,7 +20,7 @@ for ((r = 1; r <= rounds; r++)); do
       "$python" -c "import json,sys; d=json.load(sys.stdin); d.update(round=$r, binary='$bin'); print(json.dumps(d))" \
         >>"$out"
   done
-  "$python" "$script" --threads 1 --steps 20 --warmup 5 --json |
+  "$python" "$script" --threads 1 --steps "${TORCH_STEPS:-20}" --warmup 5 --json |
     "$python" -c "import json,sys; d=json.load(sys.stdin); d.update(round=$r, binary='pytorch'); print(json.dumps(d))" \
       >>"$out"
 done

@@ -9,10 +9,9 @@ namespace memgrad {
 // The OpenBLAS kernel family in use, e.g. "SkylakeX", "Haswell", "Prescott".
 const char* blas_core_name();
 
-// If OpenBLAS fell back to generic kernels on a CPU with AVX-512 (or AVX2), or chose AVX2 kernels
-// (Haswell, Zen) on a CPU with AVX-512 (AMD Zen 4 and 5), and neither OPENBLAS_CORETYPE nor
-// MEMGRAD_KEEP_BLAS_CORE is set, sets OPENBLAS_CORETYPE to SkylakeX (or Haswell) and re-executes
-// the program with the same arguments. Returns only when nothing needs to change.
+// If OpenBLAS fell back to generic kernels on a CPU with AVX-512 (or AVX2), OPENBLAS_CORETYPE is
+// unset and MEMGRAD_KEEP_BLAS_CORE is unset, sets OPENBLAS_CORETYPE to SkylakeX (or Haswell) and
+// re-executes the program with the same arguments. Returns only when nothing needs to change.
 void reexec_with_better_blas_core(char** argv);
 
 }  // namespace memgrad
