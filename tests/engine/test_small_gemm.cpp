@@ -37,7 +37,9 @@ std::vector<T> product(GemmKernels kernels, int64_t batch, bool ta, bool tb, int
                        int64_t k, T beta) {
   KernelsScope scope(kernels);
   const std::vector<T> a = filled<T>(batch * m * k, 0.1), b = filled<T>(batch * k * n, 0.7);
-  std::vector<T> c = filled<T>(batch * m * n, 1.3);
+  // With beta 0, C starts as NaN: it must not be read (gradient buffers start uninitialised).
+  std::vector<T> c = beta == T(0) ? std::vector<T>(size_t(batch * m * n), std::nan(""))
+                                  : filled<T>(batch * m * n, 1.3);
   if (batch == 1)
     gemm<T>(ta, tb, m, n, k, T(1), a.data(), ta ? m : k, b.data(), tb ? k : n, beta, c.data(), n);
   else
@@ -68,8 +70,12 @@ void check_against_openblas(double tolerance) {
           const auto x = product<T>(GemmKernels::libxsmm, batch, ta, tb, d.m, d.n, d.k, beta);
           const auto y = product<T>(GemmKernels::openblas, batch, ta, tb, d.m, d.n, d.k, beta);
           double worst = 0;
-          for (size_t i = 0; i < x.size(); ++i)
+          size_t not_finite = 0;
+          for (size_t i = 0; i < x.size(); ++i) {
+            not_finite += !std::isfinite(x[i]) || !std::isfinite(y[i]);
             worst = std::max(worst, std::abs(double(x[i]) - double(y[i])));
+          }
+          CHECK(not_finite == 0);
           CHECK(worst <= tolerance * double(d.k + 1));
         }
 }
