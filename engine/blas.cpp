@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/small_gemm.hpp"
 #include "engine/threads.hpp"
 
 namespace memgrad {
@@ -17,13 +18,17 @@ const bool kBlasSingleThreaded = (openblas_set_num_threads(1), true);
 constexpr int64_t kParallelFlops = int64_t(1) << 21;
 constexpr int64_t kRowBlock = 64;
 
+// One product on this thread: a LIBXSMM kernel when it takes it (engine/small_gemm.hpp), else
+// OpenBLAS.
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m),
               int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
                int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m),
               int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
@@ -65,6 +70,10 @@ void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t 
               c + i * stride_c, n);
   };
   if (k == 0 || batch * m * n * k < kParallelFlops) {
+    // One kernel over the whole batch when LIBXSMM takes it, else one BLAS call per matrix.
+    if (alpha == T(1) && small_gemm_batched(batch, trans_a, trans_b, m, n, k, a, stride_a, b,
+                                            stride_b, beta, c, stride_c))
+      return;
     for (int64_t i = 0; i < batch; ++i)
       gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b, ldb, beta,
            c + i * stride_c, n);

@@ -1,6 +1,6 @@
 // Matrix products: matmul (rows folded, weight on the right), bmm (batched, optional transposes)
-// and outer (batched outer product). Forward and backward are each a fixed, small number of gemm
-// calls:
+// and outer (batched outer product, plain loops). Forward and backward are each a fixed, small
+// number of gemm calls:
 //   C = op(A) op(B)  =>  d op(A) = G op(B)^T,   d op(B) = op(A)^T G,
 // and a gradient of a transposed operand is the transpose of that, which gemm's flags give for
 // free. Gradients go straight into the inputs' gradient buffers: beta = 1 adds, and beta = 0
@@ -11,6 +11,7 @@
 
 #include "engine/blas.hpp"
 #include "engine/gradcheck.hpp"
+#include "engine/small_gemm.hpp"
 
 namespace memgrad {
 namespace {
@@ -44,6 +45,58 @@ void check_pair(const char* op, Var a, Var b) {
 // ---------------------------------------------------------------- matmul, addmm
 // a [rows, k] (leading dims folded), b [k, m], out [rows, m].
 
+// ---- b^T once per backward pass, for kernels that cannot read a transposed b (LIBXSMM's):
+// da = g b^T would otherwise copy b transposed at every call, that is at every time step for a
+// recurrent weight. The products that share a b agree when recorded on one of them, the owner
+// (ints[1] = owner + 1 in each, 0 for none), whose saved slot gets b^T from whichever backward
+// needs it first (the owner's ints[2] = 1 once made). The tape's index scratch lists, per b, its
+// owner as pairs (b, owner); an entry is live when the owner is a product recorded before this one
+// whose b is that node, so entries left by earlier steps are recognised and reused, and the list
+// stops growing once it holds as many pairs as a step has weights.
+int kOwnersKey;  // the scratch's key
+
+bool is_product_with_b(const Tape& tape, NodeId id, NodeId b) {
+  const Node& n = tape.node(id);
+  if (n.op == &kOp_matmul) return tape.input_id(id, 1) == b;
+  if (n.op == &kOp_addmm) return tape.input_id(id, 2) == b;
+  return false;
+}
+
+// Sets node out's owner of b^T (see above); only when a's gradient will need g b^T.
+void share_transposed_b(Var out, Var a, Var b) {
+  Tape& tape = *out.tape;
+  if (gemm_reads_transposed_b() || !tape.requires_grad(out.id) || !tape.requires_grad(a.id)) return;
+  std::vector<int64_t>& owners = tape.index_scratch(&kOwnersKey);
+  size_t free = owners.size();
+  for (size_t i = 0; i < owners.size(); i += 2) {
+    const NodeId nb = NodeId(owners[i]), owner = NodeId(owners[i + 1]);
+    const bool live = owner < out.id && is_product_with_b(tape, owner, nb);
+    if (live && nb == b.id) {
+      tape.node(out.id).ints[1] = owner + 1;
+      return;
+    }
+    if (!live && free == owners.size()) free = i;
+  }
+  if (free == owners.size()) owners.resize(owners.size() + 2);
+  owners[free] = b.id;
+  owners[free + 1] = out.id;
+  tape.node(out.id).ints[1] = out.id + 1;
+}
+
+// b^T [m, k] for node id's backward (b [k, m] its input ib), or null when it has no owner.
+template <class T>
+const T* transposed_b(Tape& tape, NodeId id, NodeId ib) {
+  if (tape.node(id).ints[1] == 0) return nullptr;
+  const NodeId owner = NodeId(tape.node(id).ints[1] - 1);
+  const Tensor& b = tape.value(ib);
+  const int64_t k = b.dim(0), m = b.dim(1);
+  if (tape.node(owner).ints[2] == 0) {
+    transpose(b.data<T>(), k, m, m, tape.make_saved(owner, Shape{m, k}, b.dtype()).data<T>(), k);
+    tape.node(owner).ints[2] = 1;
+  }
+  return tape.saved(owner).data<T>();
+}
+
 // The product's part of a backward: da = g b^T and db = a^T g (over all rows at once), for the
 // product's inputs ia and ib of node id, whose gradient is g. Shared by matmul and addmm.
 void product_backward(Tape& tape, NodeId id, NodeId ia, NodeId ib) {
@@ -55,7 +108,10 @@ void product_backward(Tape& tape, NodeId id, NodeId ia, NodeId ib) {
     bool overwrite = false;
     if (tape.requires_grad(ia)) {  // da = g b^T: [rows, m] x [m, k]
       T* ga = tape.grad_for_write(ia, overwrite).data<T>();
-      gemm<T>(false, true, rows, k, m, T(1), g, m, b.data<T>(), m, beta<T>(overwrite), ga, k);
+      if (const T* bt = transposed_b<T>(tape, id, ib))  // b^T made once: a plain product
+        gemm<T>(false, false, rows, k, m, T(1), g, m, bt, k, beta<T>(overwrite), ga, k);
+      else
+        gemm<T>(false, true, rows, k, m, T(1), g, m, b.data<T>(), m, beta<T>(overwrite), ga, k);
     }
     if (tape.requires_grad(ib)) {  // db = a^T g over all rows at once: [k, rows] x [rows, m]
       T* gb = tape.grad_for_write(ib, overwrite).data<T>();
@@ -129,23 +185,34 @@ void bmm_backward(Tape& tape, NodeId id) {
 }
 
 // ---------------------------------------------------------------- outer
-// a [B, n] as B column vectors [n, 1], b [B, m] as B row vectors [1, m]: a k = 1 batched product.
+// Plain loops, not gemm: a product with k = 1 is one multiply per output element, which no BLAS
+// call or kernel lookup per sample pays for.
 void outer_backward(Tape& tape, NodeId id) {
   const NodeId ia = tape.input_id(id, 0), ib = tape.input_id(id, 1);
   const Tensor &a = tape.value(ia), &b = tape.value(ib);
   const int64_t batch = a.dim(0), n = a.dim(1), m = b.dim(1);
   MG_DISPATCH(a.dtype(), T, {
-    const T* g = tape.grad(id).data<T>();
+    const T *g = tape.grad(id).data<T>(), *pa = a.data<T>(), *pb = b.data<T>();
     bool overwrite = false;
-    if (tape.requires_grad(ia)) {  // da_i [n, 1] = G_i [n, m] b_i^T [m, 1]
+    if (tape.requires_grad(ia)) {  // da[i, p] = sum_q G[i, p, q] b[i, q]
       T* ga = tape.grad_for_write(ia, overwrite).data<T>();
-      gemm_batched<T>(batch, false, true, n, 1, m, T(1), g, n * m, b.data<T>(), m,
-                      beta<T>(overwrite), ga, n);
+      for (int64_t i = 0; i < batch; ++i)
+        for (int64_t p = 0; p < n; ++p) {
+          const T* gr = g + (i * n + p) * m;
+          T s = 0;
+          for (int64_t q = 0; q < m; ++q) s += gr[q] * pb[i * m + q];
+          ga[i * n + p] = overwrite ? s : ga[i * n + p] + s;
+        }
     }
-    if (tape.requires_grad(ib)) {  // db_i [1, m] = a_i^T [1, n] G_i [n, m]
+    if (tape.requires_grad(ib)) {  // db[i, q] = sum_p a[i, p] G[i, p, q]
       T* gb = tape.grad_for_write(ib, overwrite).data<T>();
-      gemm_batched<T>(batch, true, false, 1, m, n, T(1), a.data<T>(), n, g, n * m,
-                      beta<T>(overwrite), gb, m);
+      if (overwrite) std::fill_n(gb, batch * m, T(0));
+      for (int64_t i = 0; i < batch; ++i)
+        for (int64_t p = 0; p < n; ++p) {
+          const T ap = pa[i * n + p], *gr = g + (i * n + p) * m;
+          T* row = gb + i * m;
+          for (int64_t q = 0; q < m; ++q) row[q] += ap * gr[q];
+        }
     }
   });
 }
@@ -177,6 +244,7 @@ Var matmul(Var a, Var b) {
   const Shape out_shape = product_shape("matmul", a, b);
   const int64_t k = b.dim(0), m = b.dim(1), rows = folded_rows(a.shape());
   Var out = a.tape->record(kOp_matmul, out_shape, a.dtype(), {a, b}, matmul_backward);
+  share_transposed_b(out, a, b);
   if (skip_zero_product(out, a)) {
     a.tape->value(out.id).zero();
     return out;
@@ -196,6 +264,7 @@ Var addmm(Var c, Var a, Var b) {
   MG_CHECK(bias || c.shape() == out_shape, "addmm: c of shape ", c.shape(), " must be ", out_shape,
            " or [", m, "] for a product ", a.shape(), " x ", b.shape());
   Var out = a.tape->record(kOp_addmm, out_shape, a.dtype(), {c, a, b}, addmm_backward);
+  share_transposed_b(out, a, b);
   MG_DISPATCH(a.dtype(), T, {
     T* y = a.tape->value(out.id).data<T>();
     const T* pc = c.value().data<T>();
@@ -236,9 +305,15 @@ Var outer(Var a, Var b) {
   MG_CHECK(a.dim(0) == b.dim(0), "outer: batch sizes differ: ", a.shape(), " and ", b.shape());
   const int64_t batch = a.dim(0), n = a.dim(1), m = b.dim(1);
   Var out = a.tape->record(kOp_outer, Shape{batch, n, m}, a.dtype(), {a, b}, outer_backward);
-  MG_DISPATCH(a.dtype(), T, {
-    gemm_batched<T>(batch, false, false, n, m, 1, T(1), a.value().data<T>(), n, b.value().data<T>(),
-                    m, T(0), a.tape->value(out.id).data<T>(), n * m);
+  MG_DISPATCH(a.dtype(), T, {  // out[i, p, q] = a[i, p] b[i, q]
+    const T *pa = a.value().data<T>(), *pb = b.value().data<T>();
+    T* y = a.tape->value(out.id).data<T>();
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t p = 0; p < n; ++p) {
+        const T ap = pa[i * n + p];
+        T* row = y + (i * n + p) * m;
+        for (int64_t q = 0; q < m; ++q) row[q] = ap * pb[i * m + q];
+      }
   });
   return out;
 }

@@ -1,5 +1,5 @@
 // Matrix products. Every product goes through memgrad::gemm / gemm_batched (engine/blas.hpp), in
-// the forward and in the backward; no op here loops over a product by hand.
+// the forward and in the backward, except outer (k = 1), which is plain loops.
 #pragma once
 #include "engine/tape.hpp"
 

@@ -11,14 +11,17 @@
 #include "engine/alloc_counter.hpp"
 #include "engine/blas.hpp"
 #include "engine/blas_core.hpp"
+#include "engine/small_gemm.hpp"
 #include "engine/threads.hpp"
 #include "ops/ops.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/gemm_candidates.hpp"
 #include "tools/peak_flops.hpp"
 #include "tools/trainer.hpp"
 
 #include <sys/resource.h>
+#include <time.h>
 
 namespace memgrad::cli {
 namespace {
@@ -29,7 +32,9 @@ const char* kHelp = R"(usage: memgrad bench ops [--threads N] [--json] [--quick]
                      [any `memgrad train` flag: model hyper-parameters, task settings]
 
 --model: training steps of a model at its default (paper) dimensions: median ms per step split
-into forward, backward and optimizer (min and max over the measured steps), steps/s, heap
+into forward, backward and optimizer (min and max over the measured steps), steps/s, the median
+CPU time per step of the whole process (all threads: on a shared machine, what the step cost
+whoever else held the cores), the small-product kernels and OpenBLAS kernel family in use, heap
 allocations per step, and peak resident memory.
 --steps N: steps measured (default 20), after --warmup N steps left out of every figure
 (default 1). The first step is the warm-up: before it the trainer runs the task's largest batch
@@ -51,6 +56,11 @@ ops: engine figures.
                    processes taking the core do not count. The fraction of peak compares best with
                    best; when a GEMM beats the peak anyway (a busy hyperthread sibling slowed the
                    loop), the peak is no ceiling: it is marked so and no fraction is printed.
+  small products   float32 GFLOP/s of each library found (OpenBLAS; LIBXSMM when built; BLIS and
+                   oneDNN when libblis4 / libdnnl2 are installed, loaded at run time) on the
+                   products of a dmnc-late step: x W, g W^T and x^T g for rows 1-50 and weights of
+                   64-256 x 264-1024, and the memory's batched products over 50 samples. BLIS picks
+                   its kernels from the CPU (BLIS_ARCH_TYPE overrides; it prints the ones in use).
 )";
 
 using Clock = std::chrono::steady_clock;
@@ -214,6 +224,113 @@ nlohmann::json bench_gemm(int reps, int threads) {
           {"sizes", sizes}};
 }
 
+// GFLOP/s of each library (tools/gemm_candidates.hpp) on the float32 products of a dmnc-late step
+// at the paper's dimensions: for a weight W [K, N] and rows active samples, the forward x W, the
+// backward's g W^T (LIBXSMM given W^T made beforehand, as the ops do once per backward pass) and
+// x^T g, and the memory's batched products over 50 samples (one read head: [1, 64] keys against
+// [16, 64] memory rows, and the [1, 16] weights reading them). Best of `reps` timings of about
+// 0.2 ms of work each, in thread CPU time.
+nlohmann::json bench_small_products(int reps) {
+  const auto candidates = gemm_candidates();
+  std::vector<float> x(64 * 1024, 0.5f), w(1024 * 1024, 0.25f), wt(1024 * 1024, 0.25f),
+      c(1024 * 1024, 0.0f);
+  auto best_rate = [&](double flops, auto&& call) {
+    const int inner = std::max(1, int(4e7 / flops));
+    double best = 0;
+    for (int rep = 0; rep < reps + 1; ++rep) {
+      const double t0 = thread_cpu_seconds();
+      for (int i = 0; i < inner; ++i) call();
+      const double s = thread_cpu_seconds() - t0;
+      if (rep > 0 && s > 0) best = std::max(best, flops * inner / s / 1e9);
+    }
+    return best;
+  };
+  nlohmann::json names = nlohmann::json::array(), rows = nlohmann::json::array();
+  for (const auto& cand : candidates) names.push_back(cand.name);
+  struct Weight {
+    int64_t k, n;  // x [rows, k] W [k, n]: LSTM input and recurrent weights, the interface, decoder
+  };
+  for (const char* product : {"x W", "g W^T", "x^T g"})
+    for (const Weight wgt :
+         {Weight{64, 512}, Weight{128, 512}, Weight{128, 264}, Weight{256, 1024}})
+      for (int64_t r : {1, 10, 25, 50}) {
+        nlohmann::json rates;
+        const double flops = 2.0 * double(r * wgt.k * wgt.n);
+        for (const auto& cand : candidates) {
+          const std::string p = product;
+          double rate;
+          if (p == "x W")
+            rate = best_rate(flops, [&] {
+              cand.sgemm(false, false, r, wgt.n, wgt.k, x.data(), wgt.k, w.data(), wgt.n, 1.0f,
+                         c.data(), wgt.n);
+            });
+          else if (p == "g W^T")
+            rate = best_rate(flops, [&] {
+              if (cand.reads_transposed_b)
+                cand.sgemm(false, true, r, wgt.k, wgt.n, x.data(), wgt.n, w.data(), wgt.n, 1.0f,
+                           c.data(), wgt.k);
+              else
+                cand.sgemm(false, false, r, wgt.k, wgt.n, x.data(), wgt.n, wt.data(), wgt.k, 1.0f,
+                           c.data(), wgt.k);
+            });
+          else
+            rate = best_rate(flops, [&] {
+              cand.sgemm(true, false, wgt.k, wgt.n, r, x.data(), wgt.k, wt.data(), wgt.n, 1.0f,
+                         c.data(), wgt.n);
+            });
+          rates[cand.name] = rate;
+        }
+        rows.push_back(
+            {{"product", product}, {"rows", r}, {"k", wgt.k}, {"n", wgt.n}, {"gflops", rates}});
+      }
+  struct Batched {
+    const char* product;
+    bool tb;
+    int64_t m, n, k;
+  };
+  for (const Batched bm : {Batched{"bmm keys . memory^T", true, 1, 16, 64},
+                           Batched{"bmm weights . memory", false, 1, 64, 16}}) {
+    constexpr int64_t kBatch = 50;
+    nlohmann::json rates;
+    const double flops = 2.0 * double(kBatch * bm.m * bm.n * bm.k);
+    for (const auto& cand : candidates)
+      rates[cand.name] = best_rate(flops, [&] {
+        cand.batched(kBatch, false, bm.tb, bm.m, bm.n, bm.k, x.data(), w.data(), c.data());
+      });
+    rows.push_back({{"product", bm.product},
+                    {"batch", kBatch},
+                    {"m", bm.m},
+                    {"n", bm.n},
+                    {"k", bm.k},
+                    {"gflops", rates}});
+  }
+  return {{"libraries", names},
+          {"timing", "thread CPU time, best of " + std::to_string(reps)},
+          {"shapes", rows}};
+}
+
+void print_small_products(const nlohmann::json& sp) {
+  std::printf("\nsmall products of a dmnc-late step, float32 GFLOP/s (%s)\n",
+              sp["timing"].get<std::string>().c_str());
+  std::printf("  %-22s %5s %11s", "product", "rows", "K x N");
+  for (const auto& name : sp["libraries"]) std::printf(" %16.16s", name.get<std::string>().c_str());
+  std::printf("\n");
+  for (const auto& row : sp["shapes"]) {
+    char dims[32];
+    if (row.contains("batch"))
+      std::snprintf(dims, sizeof dims, "%lldx[%lld,%lld,%lld]", (long long)row["batch"],
+                    (long long)row["m"], (long long)row["k"], (long long)row["n"]);
+    else
+      std::snprintf(dims, sizeof dims, "%lldx%lld", (long long)row["k"], (long long)row["n"]);
+    std::printf("  %-22s %5s %11s", row["product"].get<std::string>().c_str(),
+                row.contains("rows") ? std::to_string(row["rows"].get<int64_t>()).c_str() : "",
+                dims);
+    for (const auto& name : sp["libraries"])
+      std::printf(" %16.1f", row["gflops"][name.get<std::string>()].get<double>());
+    std::printf("\n");
+  }
+}
+
 int bench_ops(const Args& args) {
   const int threads = threads_option(args);
   const int reps = args.has("quick") ? 3 : 15;
@@ -224,7 +341,9 @@ int bench_ops(const Args& args) {
                            {"blas_core", blas_core_name()},
                            {"pinned_core", pin ? pin->core() : -1},
                            {"tape", bench_tape(reps)},
-                           {"gemm", bench_gemm(std::max(3, reps / 3), threads)}};
+                           {"gemm_kernels", gemm_kernels_name()},
+                           {"gemm", bench_gemm(std::max(3, reps / 3), threads)},
+                           {"small_products", bench_small_products(args.has("quick") ? 1 : 3)}};
   if (args.has("json")) {
     std::cout << result.dump(2) << "\n";
     return 0;
@@ -238,8 +357,10 @@ int bench_ops(const Args& args) {
   std::printf("  heap allocations per step after %d warm-up steps: %s\n\n",
               int(tape["warmup_steps"]), alloc_text(tape["allocs_per_step"]).c_str());
   const auto& g = result["gemm"];
-  std::printf("GEMM GFLOP/s (OpenBLAS kernels: %s; %s), median [best]\n", blas_core_name(),
-              g["timing"].get<std::string>().c_str());
+  std::printf(
+      "GEMM GFLOP/s (memgrad::gemm: small products %s, OpenBLAS kernels %s; %s), median "
+      "[best]\n",
+      gemm_kernels_name(), blas_core_name(), g["timing"].get<std::string>().c_str());
   std::printf("measured peak (%s FMA loop, best of 18 runs of about 0.05 s): f32 %.1f, f64 %.1f",
               g["peak_isa"].get<std::string>().c_str(), double(g["peak_f32_gflops"]),
               double(g["peak_f64_gflops"]));
@@ -264,7 +385,16 @@ int bench_ops(const Args& args) {
                 fraction(s["f32_best_fraction_of_peak"]).c_str(), rate(s["f64_gflops"]).c_str(),
                 fraction(s["f64_best_fraction_of_peak"]).c_str());
   }
+  print_small_products(result["small_products"]);
   return 0;
+}
+
+// CPU seconds of the whole process (every thread): unlike wall time, not lengthened by other
+// processes holding the cores.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 double peak_rss_mib() {
@@ -336,13 +466,16 @@ int bench_model(Words words) {
   rc.train["iterations"] = warmup + (profile ? 2 : 1) * steps;
   Trainer trainer(rc);
   reject_task_set_flags(options, trainer);
-  std::vector<double> total, fwd, bwd, opt;
+  std::vector<double> total, fwd, bwd, opt, cpu;
   std::vector<uint64_t> allocs;
   for (int64_t step = 0; step < warmup + steps; ++step) {
     const uint64_t a0 = heap_allocations();
+    const double c0 = process_cpu_seconds();
     const StepTiming t = trainer.train_step(step);
+    const double c1 = process_cpu_seconds();
     const uint64_t a1 = heap_allocations();
     if (step < warmup) continue;
+    cpu.push_back(1e3 * (c1 - c0));
     fwd.push_back(t.forward_ms);
     bwd.push_back(t.backward_ms);
     opt.push_back(t.optimizer_ms);
@@ -369,6 +502,9 @@ int bench_model(Words words) {
                         {"backward_ms", stats(bwd).median},
                         {"optimizer_ms", stats(opt).median},
                         {"steps_per_s", 1000.0 / st.median},
+                        {"cpu_ms_per_step", stats(cpu).median},
+                        {"gemm_kernels", gemm_kernels_name()},
+                        {"blas_core", blas_core_name()},
                         {"warmup_steps", warmup},
                         {"allocs_per_step", alloc_json(allocs, warmup)},
                         {"shards", trainer.shards()},
@@ -384,6 +520,11 @@ int bench_model(Words words) {
               (long long)trainer.model().params().count(), (long long)trainer.tape_nodes());
   std::printf("  ms per step   %8.2f  [%.2f, %.2f]  (%.1f steps/s)\n", st.median, st.min, st.max,
               1000.0 / st.median);
+  std::printf(
+      "  CPU ms per step %6.2f  (all threads; what the step cost when the machine is shared)\n",
+      double(out["cpu_ms_per_step"]));
+  std::printf("  small products: %s; OpenBLAS kernels: %s\n", gemm_kernels_name(),
+              blas_core_name());
   std::printf("  forward       %8.2f\n  backward      %8.2f\n  optimizer     %8.2f\n",
               double(out["forward_ms"]), double(out["backward_ms"]), double(out["optimizer_ms"]));
   std::printf("  heap allocations per step after %lld warm-up steps: %s\n  peak RSS: %.1f MiB\n",

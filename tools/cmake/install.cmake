@@ -26,7 +26,7 @@ foreach(lib memgrad_shared memgrad_static)
   target_compile_features(${lib} INTERFACE cxx_std_20)
   # The headers include TBB's and nlohmann-json's; OpenBLAS and zlib are used only inside.
   target_link_libraries(${lib} PUBLIC TBB::tbb nlohmann_json::nlohmann_json
-                        PRIVATE memgrad::openblas ZLIB::ZLIB Threads::Threads)
+                        PRIVATE memgrad::libxsmm memgrad::openblas ZLIB::ZLIB Threads::Threads)
 endforeach()
 add_library(memgrad_static_whole INTERFACE)
 set_target_properties(memgrad_static_whole PROPERTIES EXPORT_NAME memgrad_static)
@@ -45,12 +45,17 @@ configure_package_config_file(${CMAKE_SOURCE_DIR}/tools/cmake/memgrad-config.cma
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/memgrad-config-version.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/memgrad-config.cmake ${CMAKE_BINARY_DIR}/memgrad-config-version.cmake
-        ${CMAKE_SOURCE_DIR}/tools/cmake/openblas.cmake DESTINATION ${MEMGRAD_CMAKE_DIR})
+        ${CMAKE_SOURCE_DIR}/tools/cmake/openblas.cmake
+        ${CMAKE_SOURCE_DIR}/tools/cmake/libxsmm.cmake DESTINATION ${MEMGRAD_CMAKE_DIR})
 
 # pkg-config: memgrad (the shared library) and memgrad-static (the archive, whole). Both find the
 # prefix from their own place (${pcfiledir}), so an installed tree can be moved.
 file(RELATIVE_PATH MEMGRAD_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" MEMGRAD_PC_TO_PREFIX "${MEMGRAD_PC_TO_PREFIX}")
+set(MEMGRAD_PC_LIBXSMM "")  # before openblas: the LIBXSMM archive calls BLAS
+if(MEMGRAD_LIBXSMM_LINK)
+  set(MEMGRAD_PC_LIBXSMM "libxsmm ")
+endif()
 foreach(pc memgrad memgrad-static)
   configure_file(${CMAKE_SOURCE_DIR}/tools/cmake/${pc}.pc.in ${CMAKE_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
