@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 source tools/debian_packages.sh
-install_debian_packages g++ cmake make libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev zlib1g-dev pkgconf
+install_debian_packages g++ cmake make libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev zlib1g-dev pkgconf \
+  libopenmpi-dev openmpi-bin
 
 build_dir="${MEMGRAD_BUILD_DIR:-build}"
 sanitize="${MEMGRAD_SANITIZE:-OFF}"
