@@ -49,8 +49,46 @@ void Arena::free_chunks() {
   chunks_.clear();
 }
 
+Arena::FreeList* Arena::free_list(size_t size, bool add) {
+  if (free_.empty()) {
+    if (!add) return nullptr;
+    free_.assign(kFreeLists, FreeList{0, nullptr});  // once per arena
+  }
+  // Linear probing from a multiplicative hash of the size in units of kAlign.
+  size_t i = size_t((uint64_t(size / kAlign) * 0x9E3779B97F4A7C15ull) >> 40) & (kFreeLists - 1);
+  for (size_t probe = 0; probe < kFreeLists; ++probe, i = (i + 1) & (kFreeLists - 1)) {
+    if (free_[i].size == size) return &free_[i];
+    if (free_[i].size == 0) {
+      // Kept at most three quarters full, so that a missing size is found empty soon.
+      if (!add || 4 * (free_sizes_ + 1) > 3 * kFreeLists) return nullptr;
+      ++free_sizes_;
+      free_[i].size = size;
+      return &free_[i];
+    }
+  }
+  return nullptr;
+}
+
+void Arena::give_back(void* p, size_t bytes) {
+  FreeList* list = free_list(rounded(bytes), true);
+  if (!list) return;
+  // The link lives in the buffer's first bytes; under ASan the rest is poisoned until taken.
+  ASAN_POISON_MEMORY_REGION(static_cast<char*>(p) + sizeof(void*), rounded(bytes) - sizeof(void*));
+  *static_cast<void**>(p) = list->head;
+  list->head = p;
+}
+
 void* Arena::take(size_t bytes) {
   const size_t rounded = Arena::rounded(bytes), span = rounded + kRedzone;
+  demand_ += span;
+  demand_high_water_ = std::max(demand_high_water_, demand_);
+  if (free_sizes_ > 0)
+    if (FreeList* list = free_list(rounded, false); list && list->head) {
+      void* p = list->head;
+      list->head = *static_cast<void**>(p);
+      ASAN_UNPOISON_MEMORY_REGION(p, rounded);
+      return p;
+    }
   if (chunks_.empty() || chunks_.back().size - offset_ < span) add_chunk(span);
   void* p = chunks_.back().data + offset_;
   ASAN_UNPOISON_MEMORY_REGION(p, rounded);
@@ -61,14 +99,20 @@ void* Arena::take(size_t bytes) {
 }
 
 void Arena::rewind() {
-  if (chunks_.size() > 1) {
-    const size_t total = capacity();
+  // Grown as a step without give_back() grows it (at least doubling), so that steps asking for
+  // a little more than any before do not allocate each time.
+  size_t want = capacity();
+  while (want < demand_high_water_) want = std::max(2 * want, kMinChunk);
+  if (chunks_.size() > 1 || want > capacity()) {
     free_chunks();
-    add_chunk(total);
+    add_chunk(want);
   }
   for (const Chunk& c : chunks_) ASAN_POISON_MEMORY_REGION(c.data, c.size);
+  for (FreeList& f : free_) f = FreeList{0, nullptr};
+  free_sizes_ = 0;
   offset_ = 0;
   used_ = 0;
+  demand_ = 0;
 }
 
 }  // namespace memgrad

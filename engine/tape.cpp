@@ -22,6 +22,7 @@ void Tape::ensure_slot(NodeId id) {
   nodes_.reserve(n);
   inputs_.reserve(2 * n);
   grad_live_.resize(n, 0);
+  bound_.resize(n, 0);
   while (values_.size() < n) {
     values_.push_back(Tensor::arena_slot());
     grads_.push_back(Tensor::arena_slot());
@@ -142,6 +143,7 @@ Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<con
   Tensor& slot = values_[size_t(id)];
   if (!slot.defined() && spare_[size_t(id)].defined()) slot = std::move(spare_[size_t(id)]);
   slot.bind_to_arena(arena_, shape, dtype);
+  bound_[size_t(id)] |= kValueBound;
   return Var{this, id};
 }
 
@@ -159,6 +161,7 @@ void Tape::alias_grad(NodeId id, const Tensor& shared) {
   g = shared;
   grad_live_[size_t(id)] = 1;  // live from the start: contributions add to what it holds
   aliased_grads_.push_back(id);
+  bound_[size_t(id)] = uint8_t((bound_[size_t(id)] & ~kGradBound) | kGradAliased);
 }
 
 bool Tape::can_move_grad(NodeId id, NodeId in) const {
@@ -196,6 +199,7 @@ void Tape::pass_grad(NodeId id, NodeId in, bool may_move) {
 
 Tensor& Tape::make_saved(NodeId id, const Shape& shape, DType dtype) {
   saved_[size_t(id)].bind_to_arena(arena_, shape, dtype);
+  bound_[size_t(id)] |= kSavedBound;
   return saved_[size_t(id)];
 }
 
@@ -216,6 +220,7 @@ Tensor& Tape::grad_for_write(NodeId id, bool& overwrite) {
     const Tensor& v = values_[size_t(id)];
     g.bind_to_arena(arena_, v.shape(), v.dtype());
     grad_live_[size_t(id)] = 1;
+    bound_[size_t(id)] |= kGradBound;
   }
   return g;
 }
@@ -283,28 +288,64 @@ void Tape::run_backward(NodeId from, bool flush_params) {
   params_flushed_ = false;
   if (profile_) end_forward_interval();
   for (NodeId id = from; id >= 0; --id) {
-    const Node& n = nodes_[size_t(id)];
-    if (!n.backward || !grad_live_[size_t(id)]) continue;
-    if (n.view && grad_is_in_input(id)) continue;  // its gradient is already its input's
-    if (profile_) {
-      const auto t0 = OpProfile::Clock::now();
-      n.backward(*this, id);
-      profile_->add_backward(n.op, ms_between(t0, OpProfile::Clock::now()));
-    } else {
-      n.backward(*this, id);
-    }
-    if (!detect_anomaly_) continue;
-    for (int k = 0; k < n.num_inputs; ++k) {
-      const NodeId in = input_id(id, k);
-      if (!grad_live_[size_t(in)]) continue;
-      const int64_t bad = first_non_finite(grads_[size_t(in)]);
-      if (bad >= 0)
-        fail("anomaly: the backward of op '", n.op->name, "' (node ", id,
-             ") produced a non-finite gradient for its input ", k, " (node ", in, ", op '",
-             nodes_[size_t(in)].op->name, "') at element ", bad);
-    }
+    backward_node(id);
+    if (move_grads_) retire(id, from);
   }
   if (flush_params) flush_param_grads();
+}
+
+void Tape::backward_node(NodeId id) {
+  const Node& n = nodes_[size_t(id)];
+  if (!n.backward || !grad_live_[size_t(id)]) return;
+  if (n.view && grad_is_in_input(id)) return;  // its gradient is already its input's
+  if (profile_) {
+    const auto t0 = OpProfile::Clock::now();
+    n.backward(*this, id);
+    profile_->add_backward(n.op, ms_between(t0, OpProfile::Clock::now()));
+  } else {
+    n.backward(*this, id);
+  }
+  if (!detect_anomaly_) return;
+  for (int k = 0; k < n.num_inputs; ++k) {
+    const NodeId in = input_id(id, k);
+    if (!grad_live_[size_t(in)]) continue;
+    const int64_t bad = first_non_finite(grads_[size_t(in)]);
+    if (bad >= 0)
+      fail("anomaly: the backward of op '", n.op->name, "' (node ", id,
+           ") produced a non-finite gradient for its input ", k, " (node ", in, ", op '",
+           nodes_[size_t(in)].op->name, "') at element ", bad);
+  }
+}
+
+void Tape::retire(NodeId id, NodeId loss) {
+  const size_t i = size_t(id);
+  const Node& n = nodes_[i];
+  size_t bytes = 0;
+  auto give_back_if_sole = [&](const Tensor& t) {
+    if (void* p = t.sole_arena_block(bytes)) arena_.give_back(p, bytes);
+  };
+  // The loss's value may be read after backward; leaves' values are their owners', and their
+  // gradients are the results (inputs) or still to be flushed (parameters).
+  const bool leaf = n.op == &kInput || n.op == &kParameter;
+  if (n.view)
+    values_[i] = Tensor();  // as reset() does; the input's slot gives the memory back
+  else if ((bound_[i] & kValueBound) && id != loss)
+    give_back_if_sole(values_[i]);
+  if (bound_[i] & kSavedBound) give_back_if_sole(saved_[i]);
+  if (leaf) return;
+  if (bound_[i] & kGradBound) {
+    give_back_if_sole(grads_[i]);
+  } else if (bound_[i] & kGradAliased) {
+    // A view's gradient inside its input's belongs to that lower, still working node; any other
+    // alias (a gradient moved down from a node above) is the last user once its owner is done.
+    const bool in_input = n.view && grad_is_in_input(id);
+    Tensor alias = std::move(grads_[i]);
+    grads_[i] = std::move(grad_spare_[i]);
+    bound_[i] &= uint8_t(~kGradAliased);
+    // Held now by `alias` and, unless someone kept it, by the owner's slot alone.
+    if (!in_input && alias.storage_users() == 2)
+      if (void* p = alias.arena_block(bytes)) arena_.give_back(p, bytes);
+  }
 }
 
 void Tape::flush_param_grads() {
@@ -333,7 +374,8 @@ void Tape::reset() {
     if (nodes_[i].op == &kInput || nodes_[i].op == &kParameter || nodes_[i].view)
       values_[i] = Tensor();
   // Likewise Parameter::grad, which in-place leaves held; their slots get their own buffers back.
-  for (NodeId id : aliased_grads_) grads_[size_t(id)] = std::move(grad_spare_[size_t(id)]);
+  for (NodeId id : aliased_grads_)
+    if (bound_[size_t(id)] & kGradAliased) grads_[size_t(id)] = std::move(grad_spare_[size_t(id)]);
   aliased_grads_.clear();
   // Values kept past the step (a caller's copy of a node's value or gradient) get memory of their
   // own; then the whole arena is free for the next step.
@@ -349,7 +391,7 @@ void Tape::reset() {
   param_leaves_.clear();
   noise_counter_ = 0;
   params_flushed_ = false;
-  for (size_t i = 0; i < values_.size(); ++i) grad_live_[i] = 0;
+  for (size_t i = 0; i < values_.size(); ++i) grad_live_[i] = bound_[i] = 0;
 }
 
 namespace {

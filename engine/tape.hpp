@@ -210,6 +210,7 @@ class Tape {
   // ready to bind to the arena: a step a few nodes longer than any before allocates nothing.
   void ensure_slot(NodeId id);
   void run_backward(NodeId from, bool flush_params);
+  void backward_node(NodeId id);  // runs node id's backward, if it has one and a gradient
   // The node set-up record() and record_view() share: appends node and slot, returns its id.
   NodeId append(const OpDef& op, std::span<const Var> inputs, BackwardFn backward, bool view);
   // Makes `shared` (a Parameter::grad, or a part of another node's gradient) id's live gradient
@@ -224,6 +225,11 @@ class Tape {
   // Makes `name` (followed by `index` when >= 0) under the current scope the scope of the nodes
   // recorded from now on.
   void enter_scope(std::string_view name, int64_t index = -1);
+  // With move_grads_, once the backward pass is below node id: gives the arena back the memory of
+  // its value, gradient and saved tensor that no one else holds (nothing reads them any more:
+  // every node that uses id comes after it), and drops what its slot holds of others' memory
+  // (a view's value, a moved gradient), giving that back when the owner's slot is done with it.
+  void retire(NodeId id, NodeId loss);
 
   Arena arena_;
   std::vector<Node> nodes_;
@@ -237,6 +243,9 @@ class Tape {
   std::deque<Tensor> spare_;  // a slot's own value buffer while a leaf's shared tensor is there
   std::deque<Tensor> grad_spare_;  // the same for gradients, while another buffer is there
   std::vector<uint8_t> grad_live_;
+  // Per slot, what of its memory is this step's (bits below), for retire(); cleared by reset().
+  enum : uint8_t { kValueBound = 1, kGradBound = 2, kSavedBound = 4, kGradAliased = 8 };
+  std::vector<uint8_t> bound_;
   std::vector<NodeId> param_leaves_;
   uint64_t seed_;
   uint64_t step_ = 0;

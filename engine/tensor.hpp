@@ -129,6 +129,18 @@ class Tensor {
   // arena memory (a value kept past the step), the holders get a heap copy of their own and this
   // tensor lets go of it; otherwise it keeps its storage object for the next step.
   void release_arena_memory();
+  // For tape slots: the arena memory of this tensor's storage and its size in bytes when no one
+  // else holds that storage (a view, a copy kept by the caller), else nullptr: memory that its
+  // tape may give back to the arena before the step ends.
+  void* sole_arena_block(size_t& bytes) const {
+    return storage_ && storage_.use_count() == 1 ? arena_block(bytes) : nullptr;
+  }
+  // The same whoever else holds the storage (the caller has made sure they are done with it).
+  void* arena_block(size_t& bytes) const {
+    if (!storage_ || storage_->owned || !storage_->data) return nullptr;
+    bytes = storage_->capacity;
+    return storage_->data;
+  }
   long storage_users() const { return storage_.use_count(); }
   bool shares_storage_with(const Tensor& o) const { return storage_ == o.storage_; }
 

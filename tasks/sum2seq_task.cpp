@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "engine/threads.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/sum2seq.hpp"
 #include "tasks/task.hpp"
@@ -67,16 +68,22 @@ class Sum2SeqTask : public Task {
   nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
     nlohmann::json per_sample = nlohmann::json::object(), pooled = nlohmann::json::object();
     for (int lmax : test_lmax_) {
-      Batch all, part;
+      Batch all;
       sum2seq::Format f = format_;
       f.lmax = lmax;
       sum2seq::test_batch(test_seed_, f, test_samples_, dtype, all);
-      std::vector<int> flat_pred, flat_target;
-      std::vector<uint8_t> flat_mask;
-      double sample_sum = 0;
-      int64_t samples = 0;
-      for (int64_t start = 0; start < test_samples_; start += batch_size) {
-        const int64_t n = std::min(batch_size, test_samples_ - start);
+      // The batches are predicted in parallel (each its own tape), and their results joined in
+      // batch order: the same numbers on any thread count.
+      struct Scored {
+        std::vector<int> pred, target;
+        std::vector<uint8_t> mask;
+        std::vector<double> sample_accuracy;  // of the samples with a target, in order
+      };
+      const int64_t batches = (test_samples_ + batch_size - 1) / batch_size;
+      std::vector<Scored> scored(static_cast<size_t>(batches));
+      parallel_for_each(batches, [&](int64_t index) {
+        const int64_t start = index * batch_size, n = std::min(batch_size, test_samples_ - start);
+        Batch part;
         slice_batch(all, start, n, part);
         const Tensor scores = predict(part);
         const Tensor& y = part.get("y");
@@ -85,6 +92,7 @@ class Sum2SeqTask : public Task {
                  "sum2seq: predictions of shape ", scores.shape(), " for targets ", y.shape());
         const int64_t len = y.dim(1), classes = scores.dim(2);
         const std::vector<double> s = scores.to_vector();
+        Scored& out = scored[static_cast<size_t>(index)];
         for (int64_t b = 0; b < n; ++b) {
           std::vector<int> pred, target;
           std::vector<uint8_t> m;
@@ -95,14 +103,22 @@ class Sum2SeqTask : public Task {
             target.push_back(int(y.at(at)));
             m.push_back(mask.at(at) != 0 ? 1 : 0);
           }
-          if (auto acc = metrics::accuracy(pred, target, m)) {
-            sample_sum += *acc;
-            ++samples;
-          }
-          flat_pred.insert(flat_pred.end(), pred.begin(), pred.end());
-          flat_target.insert(flat_target.end(), target.begin(), target.end());
-          flat_mask.insert(flat_mask.end(), m.begin(), m.end());
+          if (auto acc = metrics::accuracy(pred, target, m)) out.sample_accuracy.push_back(*acc);
+          out.pred.insert(out.pred.end(), pred.begin(), pred.end());
+          out.target.insert(out.target.end(), target.begin(), target.end());
+          out.mask.insert(out.mask.end(), m.begin(), m.end());
         }
+      });
+      std::vector<int> flat_pred, flat_target;
+      std::vector<uint8_t> flat_mask;
+      double sample_sum = 0;
+      int64_t samples = 0;
+      for (const Scored& b : scored) {
+        for (double acc : b.sample_accuracy) sample_sum += acc;
+        samples += int64_t(b.sample_accuracy.size());
+        flat_pred.insert(flat_pred.end(), b.pred.begin(), b.pred.end());
+        flat_target.insert(flat_target.end(), b.target.begin(), b.target.end());
+        flat_mask.insert(flat_mask.end(), b.mask.begin(), b.mask.end());
       }
       const std::string key = std::to_string(lmax);
       per_sample[key] = samples ? sample_sum / double(samples) : 0.0;

@@ -17,7 +17,8 @@
 namespace memgrad {
 
 // Scores for a batch, as the model's ForwardResult::predictions value: [B, C] class scores,
-// [B, T, C] per-position scores, or [B, L] multi-label scores.
+// [B, T, C] per-position scores, or [B, L] multi-label scores. The trainer's may be called from
+// several threads at once (a task may predict its test batches in parallel).
 using Predictor = std::function<Tensor(const Batch&)>;
 
 class Task {

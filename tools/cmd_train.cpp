@@ -11,6 +11,7 @@
 #include "tools/commands.hpp"
 #include "tools/model_selection.hpp"
 #include "tools/progress.hpp"
+#include "tools/ranks.hpp"
 #include "tools/run_dir.hpp"
 #include "tools/trainer.hpp"
 
@@ -96,9 +97,42 @@ void print_defaults(const RunConfig& rc) {
   list(("settings of task " + rc.task + ":").c_str(), rc.task_settings);
 }
 
+int train(const Words& words, Ranks* ranks);
+
 }  // namespace
 
+// Under mpirun (several ranks), an error on one rank stops them all with its message and exit
+// code: the others would wait for it in the next collective forever. Rank 0 alone writes the run
+// directory; every rank reads it (a --resume needs it on a file system all ranks see).
 int cmd_train(const Words& words) {
+  const std::unique_ptr<Ranks> ranks = join_ranks();
+  if (!ranks) return train(words, nullptr);
+  try {
+    return train(words, ranks.get());
+  } catch (const UsageError& e) {
+    ranks->abort(std::string("memgrad train: ") + e.what(), 2);
+  } catch (const Error& e) {
+    ranks->abort(std::string("memgrad train: ") + e.what(), 2);
+  } catch (const std::exception& e) {
+    ranks->abort(std::string("memgrad train: internal error: ") + e.what(), 3);
+  }
+  return 2;  // (abort does not return)
+}
+
+namespace {
+
+// The settings every rank must share, as text: everything that defines the run and how it
+// writes; not --threads, --quiet, which may differ.
+std::string shared_settings(const RunConfig& rc, const RunDir& dir, bool resuming,
+                            const nlohmann::json& flags) {
+  nlohmann::json j = {{"run", rc.to_json()}, {"dir", dir.path}, {"resume", resuming}};
+  for (const char* key : {"log_every", "checkpoint_every", "eval_every", "overwrite"})
+    j[key] = flags[key];
+  return j.dump();
+}
+
+int train(const Words& words, Ranks* ranks) {
+  const bool writer = !ranks || ranks->rank() == 0;  // of the run directory
   std::string out, resume;
   nlohmann::json flags;
   RunConfig rc = parse_run_flags(words, &out, &resume, &flags);
@@ -170,19 +204,33 @@ int cmd_train(const Words& words) {
                          "): continue it with --resume " + dir.path +
                          ", or replace it with --overwrite, or choose another --out");
   }
-  Trainer trainer(rc);
+  if (ranks) {
+    const std::string mine = shared_settings(rc, dir, resuming, flags);
+    const bool differs = ranks->broadcast(mine) != mine;
+    if (ranks->any(differs))
+      throw UsageError(std::string("the ranks of this mpirun disagree on the run's settings") +
+                       (differs ? " (this rank's command line, or the config.json it read, is "
+                                  "not rank 0's)"
+                                : "") +
+                       ": every rank must be given the same options");
+  }
+  Trainer trainer(rc, ranks);
   reject_task_set_flags(given, trainer);
+  MG_CHECK(!ranks || trainer.task().selection_metric().empty(), "task ", rc.task,
+           " selects the best epoch by ", trainer.task().selection_metric(),
+           ", which a run over several processes (mpirun) does not do yet: run one process");
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
-  dir.create();
-  std::vector<std::string> notes = dir.remove_stale_temporaries();
+  if (writer) dir.create();
+  std::vector<std::string> notes;
+  if (writer) notes = dir.remove_stale_temporaries();
   const int64_t total = trainer.total_steps(), per_epoch = trainer.steps_per_epoch();
   int64_t start = 0;
   LogState log;
   if (resuming) {
     start = trainer.load_checkpoint(dir.checkpoint(), &log);
     // A run resumed where it ended keeps its last lines (it trains no step that would redo them).
-    log.lines = dir.resume_log(start, start < total ? log.lines : -1, notes);
-  } else {
+    if (writer) log.lines = dir.resume_log(start, start < total ? log.lines : -1, notes);
+  } else if (writer) {
     // --overwrite: the old run's results go now, so that a failure cannot leave them beside the
     // new config (its checkpoint is replaced at the first save).
     std::error_code ec;
@@ -198,7 +246,7 @@ int cmd_train(const Words& words) {
   config_json["intervals"] = {{"log_every", flags["log_every"]},
                               {"checkpoint_every", flags["checkpoint_every"]},
                               {"eval_every", flags["eval_every"]}};
-  dir.write_json(dir.config(), config_json);
+  if (writer) dir.write_json(dir.config(), config_json);
 
   const int64_t log_every = flags["log_every"].get<int64_t>() > 0
                                 ? flags["log_every"].get<int64_t>()
@@ -207,12 +255,14 @@ int cmd_train(const Words& words) {
                                  ? flags["checkpoint_every"].get<int64_t>()
                                  : (per_epoch > 1 ? per_epoch : 500);
   const int64_t eval_every = flags["eval_every"].get<int64_t>();
-  const bool quiet = flags["quiet"].get<bool>();
+  const bool quiet = flags["quiet"].get<bool>() || !writer;
   if (!quiet)
     std::fprintf(
-        stderr, "training %s on %s: %lld steps (batch %lld, %lld parameters, %d threads) -> %s\n",
+        stderr, "training %s on %s: %lld steps (batch %lld, %lld parameters, %d threads%s) -> %s\n",
         rc.model.c_str(), rc.task.c_str(), (long long)total, (long long)trainer.batch_size(),
-        (long long)trainer.model().params().count(), threads, dir.path.c_str());
+        (long long)trainer.model().params().count(), threads,
+        ranks ? (" on each of " + std::to_string(ranks->size()) + " processes").c_str() : "",
+        dir.path.c_str());
   const StopSignals stop_signals;
   Progress progress(start, total, log_every, quiet);
   auto loss_line = [&](int64_t step, const StepTiming& t) -> nlohmann::json {
@@ -224,7 +274,7 @@ int cmd_train(const Words& words) {
             {"steps_per_s", progress.steps_per_second()}};
   };
   auto append = [&](const nlohmann::json& line) {
-    dir.append_log(line);
+    if (writer) dir.append_log(line);
     ++log.lines;
   };
   const int64_t patience = trainer.config().train.at("patience").get<int64_t>();
@@ -239,6 +289,10 @@ int cmd_train(const Words& words) {
       break;
     }
     const StepTiming t = last = trainer.train_step(step);
+    // Under mpirun every rank stops at the same step when any was signalled.
+    const int interrupted =
+        ranks ? (ranks->any(g_interrupted != 0) ? (g_interrupted ? g_interrupted : SIGTERM) : 0)
+              : g_interrupted;
     MG_CHECK(std::isfinite(t.loss) && std::isfinite(t.grad_norm), "training diverged: loss ",
              t.loss, ", gradient norm ", t.grad_norm, " at step ", step,
              " (rerun with --detect-anomaly to find the op)");
@@ -266,31 +320,33 @@ int cmd_train(const Words& words) {
       }
       append(line);
     }
-    if (eval_every > 0 && done % eval_every == 0) {
+    if (eval_every > 0 && done % eval_every == 0 && writer) {
       nlohmann::json evaluation = trainer.evaluate();
       append({{"step", step}, {"eval", evaluation}});
       if (done == total) metrics = std::move(evaluation);  // the parameters the end evaluates
     }
-    if (done % ckpt_every == 0 || done == end || g_interrupted) {
+    if (writer && (done % ckpt_every == 0 || done == end || interrupted)) {
       dir.sync_log();  // the lines the checkpoint counts are on disk before it is
       log.best_epoch = best.record();
       trainer.save_checkpoint(dir.checkpoint(), done, &log);
     }
-    if (const int signal = g_interrupted) {
+    if (const int signal = interrupted) {
       progress.finish();
-      std::fprintf(stderr,
-                   "%s: checkpoint saved at step %lld; continue with "
-                   "`memgrad train --resume %s`\n",
-                   signal == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)",
-                   (long long)done, dir.path.c_str());
+      if (writer)
+        std::fprintf(stderr,
+                     "%s: checkpoint saved at step %lld; continue with "
+                     "`memgrad train --resume %s`\n",
+                     signal == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)",
+                     (long long)done, dir.path.c_str());
       return 128 + signal;  // the shell's code for a process ended by that signal
     }
     if (done == end) break;  // early stop
   }
   // The last step's loss line when it is off the interval: it closes this run's log only. The
   // checkpoint does not count it, so a resume that trains on replaces it by the interval's line.
-  if (start < end && end % log_every != 0) dir.append_log(loss_line(end - 1, last));
   progress.finish();
+  if (!writer) return 0;  // rank 0 evaluates and writes the results
+  if (start < end && end % log_every != 0) dir.append_log(loss_line(end - 1, last));
   if (end < total && !quiet)
     std::fprintf(stderr, "stopped early after epoch %lld: no better %s in %lld epochs\n",
                  (long long)(end / per_epoch), trainer.task().selection_metric().c_str(),
@@ -309,4 +365,5 @@ int cmd_train(const Words& words) {
   return 0;
 }
 
+}  // namespace
 }  // namespace memgrad::cli

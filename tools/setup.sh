@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 source tools/debian_packages.sh
-install_debian_packages g++ cmake make libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev zlib1g-dev pkgconf libxsmm-dev
+install_debian_packages g++ cmake make libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev zlib1g-dev pkgconf \
+  libxsmm-dev libopenmpi-dev openmpi-bin
 # Graphviz's dot draws the tape (memgrad inspect --tape --format svg; docs/inspect.md).
 install_debian_packages graphviz
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 
 #include "engine/checkpoint.hpp"
 #include "engine/quote.hpp"
@@ -222,7 +223,8 @@ void check_recipe(const nlohmann::json& train) {
 
 }  // namespace
 
-Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) {
+Trainer::Trainer(const RunConfig& config, Ranks* ranks)
+    : config_(config), tape_(config.seed), ranks_(ranks) {
   check_recipe(config_.train);
   task_ = create_task(config_.task, config_.task_settings);
   nlohmann::json model_config = config_.model_config;
@@ -247,22 +249,30 @@ Trainer::Trainer(const RunConfig& config) : config_(config), tape_(config.seed) 
   batch_ = config_.train.at("batch").get<int64_t>();
   MG_CHECK(batch_ >= 1, "batch must be at least 1, got ", batch_);
   shards_ = config_.train.at("shards").get<int64_t>();
-  MG_CHECK(shards_ >= 1 && shards_ <= batch_, "shards must be in [1, batch = ", batch_, "], got ",
-           shards_);
-  MG_CHECK(shards_ == 1 || model_->supports_shards(), "model ", config_.model,
-           " cannot be trained in shards (its forward keeps state between calls); use --shards 1");
+  global_shards_ = shards_ * this->ranks();
+  first_shard_ = ranks_ ? ranks_->rank() * shards_ : 0;
+  MG_CHECK(shards_ >= 1 && global_shards_ <= batch_, "shards must be in [1, batch = ", batch_, "]",
+           ranks_ ? " over all ranks (shards x ranks)" : "", ", got ", global_shards_);
+  MG_CHECK(global_shards_ == 1 || model_->supports_shards(), "model ", config_.model,
+           " cannot be trained in shards (its forward keeps state between calls); use --shards 1",
+           ranks_ ? " and one process" : "");
   MG_CHECK(!config_.model_config.value("persistent_memory", false) || task_->rows_are_patients(),
            "persistent_memory carries each batch row's memory into the same row of the next batch "
            "(one patient's admissions); task ",
            config_.task, "'s samples are independent: set --persistent-memory false");
   // One tape: its parameter leaves write Parameter::grad directly (no flush pass). With shards,
   // every shard's tape flushes, in shard order, for the same sums on any thread count.
-  tape_.set_param_grads_in_place(shards_ == 1);
+  tape_.set_param_grads_in_place(global_shards_ == 1);
   tape_.set_move_grads(true);  // training keeps only the parameters' gradients
-  for (int64_t s = 0; shards_ > 1 && s < shards_; ++s) {  // one shard: tape_ and batch_data_
-    // Each shard draws its own noise (a stream of its own seed), the same for any thread count.
+  // Each shard draws its own noise (a stream of its own seed, by its index over all ranks), the
+  // same for any thread count.
+  auto shard_seed = [&](int64_t s) {
+    return config.seed + uint64_t(first_shard_ + s) * 0x9E3779B97F4A7C15ull;
+  };
+  tape_.set_seed(shard_seed(0));
+  for (int64_t s = 0; global_shards_ > 1 && s < shards_; ++s) {  // one: tape_ and batch_data_
     if (s > 0) {
-      shard_tapes_.emplace_back(config.seed + uint64_t(s) * 0x9E3779B97F4A7C15ull);
+      shard_tapes_.emplace_back(shard_seed(s));
       shard_tapes_.back().set_move_grads(true);
     }
     shard_batches_.emplace_back();
@@ -303,6 +313,12 @@ size_t Trainer::tape_nodes() const {
   return n;
 }
 
+size_t Trainer::arena_high_water() const {
+  size_t n = tape_.arena_high_water();
+  for (const Tape& t : shard_tapes_) n += t.arena_high_water();
+  return n;
+}
+
 void Trainer::set_detect_anomaly(bool on) {
   tape_.set_detect_anomaly(on);
   for (Tape& t : shard_tapes_) t.set_detect_anomaly(on);
@@ -310,10 +326,11 @@ void Trainer::set_detect_anomaly(bool on) {
 
 // Rows [s B / S, (s+1) B / S) of every field of batch_data_ into shard s's batch.
 void Trainer::split_batch() {
-  const int64_t B = batch_data_.size;
+  const int64_t B = batch_data_.size, G = global_shards_;
   for (int64_t s = 0; s < shards_; ++s) {
     Batch& dst = shard_batches_[size_t(s)];
-    const int64_t begin = s * B / shards_, end = (s + 1) * B / shards_;
+    const int64_t g = first_shard_ + s;  // over all ranks
+    const int64_t begin = g * B / G, end = (g + 1) * B / G;
     for (const auto& [name, t] : batch_data_.fields()) {
       MG_CHECK(t.rank() >= 1 && t.dim(0) == B, "shards: batch field '", name, "' of shape ",
                t.shape(), " has no batch dimension of ", B, " rows");
@@ -336,17 +353,28 @@ StepTiming Trainer::forward_backward_shards(int64_t step, Clock::time_point t0) 
     tape.set_step(uint64_t(step));
     shard_out_[size_t(s)] = model_->forward(tape, shard_batches_[size_t(s)], ForwardOptions{});
   });
-  // The full batch's loss is the mean over all its terms: shard s counts with its share of them.
-  auto terms = [&](int64_t s) {
-    const double t = shard_out_[size_t(s)].loss_terms;
-    return t > 0 ? t : double(shard_batches_[size_t(s)].size);
-  };
-  double total_terms = 0;
-  for (int64_t s = 0; s < shards_; ++s) total_terms += terms(s);
+  // The full batch's loss is the mean over all its terms: shard g counts with its share of them.
+  // Every rank learns every shard's terms and loss, and adds them in the same (global) order.
+  shard_stats_.resize(size_t(2 * shards_));
   for (int64_t s = 0; s < shards_; ++s) {
-    const double weight = total_terms > 0 ? terms(s) / total_terms : 0.0;
-    shard_upstream_[size_t(s)].set(0, weight);
-    timing.loss += weight * shard_out_[size_t(s)].loss.value().at(0);
+    const double t = shard_out_[size_t(s)].loss_terms;
+    shard_stats_[size_t(2 * s)] = t > 0 ? t : double(shard_batches_[size_t(s)].size);
+    shard_stats_[size_t(2 * s + 1)] = shard_out_[size_t(s)].loss.value().at(0);
+  }
+  const std::vector<double>* stats = &shard_stats_;
+  if (ranks_) {
+    all_shard_stats_.resize(size_t(2 * global_shards_));
+    ranks_->all_gather(shard_stats_.data(), shard_stats_.size(), all_shard_stats_.data());
+    stats = &all_shard_stats_;
+  }
+  auto terms = [&](int64_t g) { return (*stats)[size_t(2 * g)]; };
+  double total_terms = 0;
+  for (int64_t g = 0; g < global_shards_; ++g) total_terms += terms(g);
+  for (int64_t g = 0; g < global_shards_; ++g) {
+    const double weight = total_terms > 0 ? terms(g) / total_terms : 0.0;
+    const int64_t s = g - first_shard_;
+    if (s >= 0 && s < shards_) shard_upstream_[size_t(s)].set(0, weight);
+    timing.loss += weight * (*stats)[size_t(2 * g + 1)];
   }
   timing.forward_ms = ms_since(t0);
   t0 = Clock::now();
@@ -354,12 +382,33 @@ StepTiming Trainer::forward_backward_shards(int64_t step, Clock::time_point t0) 
     shard_tape(s).backward(shard_out_[size_t(s)].loss, shard_upstream_[size_t(s)], false);
   });
   for (int64_t s = 0; s < shards_; ++s) shard_tape(s).flush_param_grads();  // in a fixed order
+  if (ranks_) sum_grads_over_ranks();
   timing.backward_ms = ms_since(t0);
   return timing;
 }
 
+// Every parameter's gradient, in one buffer (one collective per step rather than one per
+// parameter), summed over the ranks in rank order, and back.
+void Trainer::sum_grads_over_ranks() {
+  ParameterSet& params = model_->params();
+  size_t bytes = 0;
+  for (size_t i = 0; i < params.size(); ++i) bytes += params[i].grad.bytes();
+  flat_grads_.resize(bytes);  // the same size every step: allocated once
+  size_t at = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::memcpy(flat_grads_.data() + at, params[i].grad.raw(), params[i].grad.bytes());
+    at += params[i].grad.bytes();
+  }
+  ranks_->sum_in_rank_order(flat_grads_.data(), bytes / dtype_size(config_.dtype), config_.dtype);
+  at = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::memcpy(params[i].grad.raw(), flat_grads_.data() + at, params[i].grad.bytes());
+    at += params[i].grad.bytes();
+  }
+}
+
 StepTiming Trainer::forward_backward(int64_t step, Clock::time_point t0) {
-  if (shards_ > 1) return forward_backward_shards(step, t0);
+  if (global_shards_ > 1) return forward_backward_shards(step, t0);
   StepTiming timing;
   tape_.set_step(uint64_t(step));
   ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
@@ -442,15 +491,65 @@ std::string Trainer::end_epoch(int64_t epoch) {
 
 template <class Use>
 auto Trainer::with_predictor(bool teacher_forcing, Use&& use) {
-  Tape tape(config_.seed);
-  NoGradScope no_grad(tape);
+  // Evaluation runs on the training tapes, which the next step resets anyway: its values take the
+  // memory of the training step's, rather than an arena of their own beside them. A task may
+  // predict its test batches in parallel (sum2seq does): each call takes a free tape, and one more
+  // is made when more threads predict at once than there are training tapes. A model that keeps
+  // state between calls (supports_shards() false) predicts one batch at a time.
+  std::mutex pool_mutex, one_at_a_time;
+  std::vector<Tape*> free_tapes;
+  std::deque<Tape> extra_tapes;
+  struct Saved {
+    Tape* tape;
+    uint64_t seed;
+    bool grad;
+  };
+  std::vector<Saved> saved;
+  for (int64_t s = shards_ - 1; s >= 0; --s) {  // (one tape: tape_)
+    Tape& t = shard_tape(s);
+    saved.push_back({&t, t.seed(), t.grad_enabled()});
+    free_tapes.push_back(&t);
+  }
+  for (const Saved& s : saved) {
+    s.tape->reset();
+    s.tape->set_seed(config_.seed);  // the noise of evaluation, if any, is the run's own
+    s.tape->set_grad_enabled(false);
+  }
+  const bool concurrent = model_->supports_shards();
   ForwardOptions opts;
   opts.training = false;
   opts.teacher_forcing = teacher_forcing;
   Predictor predict = [&](const Batch& batch) {
-    tape.reset();
-    return model_->forward(tape, batch, opts).predictions.value().clone();
+    std::unique_lock<std::mutex> lock(one_at_a_time, std::defer_lock);
+    if (!concurrent) lock.lock();
+    Tape* tape = nullptr;
+    {
+      const std::lock_guard<std::mutex> pool(pool_mutex);
+      if (free_tapes.empty()) {
+        extra_tapes.emplace_back(config_.seed).set_grad_enabled(false);
+        free_tapes.push_back(&extra_tapes.back());
+      }
+      tape = free_tapes.back();
+      free_tapes.pop_back();
+    }
+    tape->reset();
+    tape->set_step(0);
+    Tensor scores = model_->forward(*tape, batch, opts).predictions.value().clone();
+    const std::lock_guard<std::mutex> pool(pool_mutex);
+    free_tapes.push_back(tape);
+    return scores;
   };
+  // The training tapes as they were (reset by the next step) also when `use` throws.
+  struct Restore {
+    std::vector<Saved>& saved;
+    ~Restore() {
+      for (const Saved& s : saved) {
+        s.tape->reset();
+        s.tape->set_seed(s.seed);
+        s.tape->set_grad_enabled(s.grad);
+      }
+    }
+  } restore{saved};
   return use(predict);
 }
 
@@ -614,6 +713,7 @@ void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
   file.metadata["optimizer_steps"] = std::to_string(optimizer_->steps());
   file.metadata["model_state"] = model_->training_state().dump();
   file.metadata["run_config"] = config_.to_json().dump();
+  file.metadata["ranks"] = std::to_string(ranks());
   if (log) {
     file.metadata["log_lines"] = std::to_string(log->lines);
     file.metadata["loss_sum"] = exact_text(log->loss_sum);
@@ -632,6 +732,15 @@ int64_t Trainer::load_checkpoint(const std::string& path, LogState* log) {
   // Every training step is one update: a difference means the metadata were edited.
   MG_CHECK(optimizer_steps == next_step, path, ": checkpoint metadata 'next_step' (", next_step,
            ") and 'optimizer_steps' (", optimizer_steps, ") disagree; each step is one update");
+  // The sum of the gradients over ranks is taken in another order with another rank count.
+  const int64_t saved_ranks =
+      file.metadata.count("ranks") ? metadata_count(file, "ranks", path) : 1;
+  MG_CHECK(saved_ranks == ranks(), path, ": the checkpoint was written by a run of ", saved_ranks,
+           saved_ranks == 1 ? " process" : " processes (mpirun -np N)", ", and this one runs as ",
+           ranks(),
+           ": the gradients' sum over processes, and so the run, depends on their number; "
+           "resume with ",
+           saved_ranks == 1 ? "one process" : "mpirun -np " + std::to_string(saved_ranks));
   LogState saved_log;  // a format-1 checkpoint: unknown
   if (file.metadata.at("format") != kCheckpointFormat1) {
     saved_log.lines = metadata_count(file, "log_lines", path);

@@ -16,6 +16,7 @@
 #include "engine/tape.hpp"
 #include "models/model.hpp"
 #include "tasks/task.hpp"
+#include "tools/ranks.hpp"
 
 namespace memgrad::cli {
 
@@ -53,7 +54,12 @@ struct StepTiming {
 
 class Trainer {
  public:
-  explicit Trainer(const RunConfig& config);
+  // With `ranks` (an MPI run of R processes), this process trains its share of every batch:
+  // train setting "shards" S is per rank, and the batch is split into R x S shards, rank r taking
+  // shards r S ... r S + S - 1, whose gradients the ranks sum in rank order (Ranks). Every rank
+  // then makes the same update. With one shard per rank, the losses and parameters are those of
+  // one process with --shards R, bit for bit.
+  explicit Trainer(const RunConfig& config, Ranks* ranks = nullptr);
 
   // One training step on the batch of `step` (data and noise are pure functions of the step).
   // With train setting "shards" S > 1 the batch is split into S contiguous row blocks, each run
@@ -96,7 +102,10 @@ class Trainer {
   Task& task() { return *task_; }
   Tape& tape() { return tape_; }  // the training tape (shard 0's with shards)
   int64_t shards() const { return shards_; }
+  int64_t ranks() const { return ranks_ ? ranks_->size() : 1; }
   size_t tape_nodes() const;  // nodes recorded by the last step, over all shards
+  // Over all shard tapes: the most arena bytes one step wrote (what stays resident).
+  size_t arena_high_water() const;
   void set_detect_anomaly(bool on);
 
  private:
@@ -114,6 +123,12 @@ class Trainer {
   // shards_ > 1: the shards' sub-batches, and tapes of shards 1.. (shard 0 uses tape_), reused
   // every step.
   int64_t shards_ = 1;
+  Ranks* ranks_ = nullptr;
+  int64_t global_shards_ = 1;                          // shards_ on every rank
+  int64_t first_shard_ = 0;                            // the global index of this rank's shard 0
+  std::vector<double> shard_stats_, all_shard_stats_;  // (loss terms, loss) per shard
+  std::vector<char> flat_grads_;  // every parameter's gradient, for the sum over ranks
+  void sum_grads_over_ranks();
   std::deque<Tape> shard_tapes_;
   std::deque<Batch> shard_batches_;
   std::vector<ForwardResult> shard_out_;
