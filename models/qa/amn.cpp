@@ -123,6 +123,7 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   p_.out_prelu = &params_.add("out_prelu", Shape{d});
   p_.out_prelu->value.fill(0.25);
   p_.r = &params_.add_glorot("R", Shape{d, v}, rng);
+  stats_.reset(banks_);
   after_update();
 }
 
@@ -216,6 +217,11 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
     opts.trace->record("bank_weights", dec.bank_weights.value());
     opts.trace->record("attention", dec.attention.value());
     opts.trace->record("strength", s.value());
+  }
+  if (!opts.training) {
+    stats_.add({w.value(), s.value(), q.value(), banks_all.value(), exists_all.value(), in.answer,
+                p_.h->value, p_.out_prelu->value, p_.r->value,
+                settings_.learned_weighting ? p_.temp->value.at(0) : 1.0});
   }
   ForwardResult r;
   r.predictions = dec.logits;

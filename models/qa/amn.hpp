@@ -81,6 +81,7 @@
 
 #include "models/layers/rnn_cells.hpp"
 #include "models/model.hpp"
+#include "models/qa/amn_inference.hpp"
 #include "models/qa/amn_steps.hpp"
 
 namespace memgrad {
@@ -95,6 +96,10 @@ class Amn : public Model {
   // Zeroes the nil word's row of E (it is padding, never an entity).
   void after_update() override;
 
+  // Inference figures (models/qa/amn_inference.hpp) over the inference forwards since the reset.
+  void reset_inference_stats() override { stats_.reset(banks_); }
+  nlohmann::json inference_stats() const override { return stats_.json(); }
+
   int64_t banks() const { return banks_; }
   int64_t vocab() const { return vocab_; }
 
@@ -106,6 +111,7 @@ class Amn : public Model {
   std::optional<GruCell> enc_, au_, prop_;  // Eqs. 2/4, 13, 15
   qa::amn::Params p_;
   qa::amn::Scratch scratch_;  // per-sample structures, reused across forwards
+  qa::amn::InferenceStats stats_;
 };
 
 }  // namespace memgrad

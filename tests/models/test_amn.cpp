@@ -426,3 +426,47 @@ TEST_CASE("amn: bad config values and word ids are errors naming the model") {
   CHECK_THROWS_WITH_AS(model.forward(tape, batch, ForwardOptions{}),
                        doctest::Contains("amn: word id 7"), Error);
 }
+
+TEST_CASE("amn inference stats: the gathered decode answers as the tape's, from the same banks") {
+  nlohmann::json c = tiny("sampled-decisions-loss-only");
+  c["max_banks"] = 4;
+  for (const int64_t k : {int64_t(4), int64_t(1)}) {
+    CAPTURE(k);
+    c["decode_banks"] = k;
+    Amn model(c, DType::f64, 5);
+    int64_t right = 0, questions = 0;
+    double ratio = 0;
+    model.reset_inference_stats();
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      const Batch batch = check_batch(DType::f64, seed);
+      Tape tape;
+      tape.set_seed(seed);
+      Trace trace;
+      const Tensor logits =
+          model.forward(tape, batch, ForwardOptions{.training = false, .trace = &trace})
+              .predictions.value();
+      const Tensor *banks = find(trace, "banks"), *exists = find(trace, "exists");
+      for (int64_t s = 0; s < 3; ++s, ++questions) {
+        int64_t best = 0, top = 0;
+        for (int64_t a = 0; a < 7; ++a)
+          if (logits.at(s * 7 + a) > logits.at(s * 7 + best)) best = a;
+        right += double(best) == batch.get("answer").at(s);
+        for (int64_t m = 0; m < 4; ++m)
+          if (exists->at(s * 4 + m) == 1) top = m;
+        double read = 0, seen = 0;
+        for (int64_t e = 0; e < 7; ++e) {
+          seen += banks->at(s * 4 * 7 + e);
+          for (int64_t m = std::max<int64_t>(0, top - k + 1); m <= top; ++m)
+            read += banks->at((s * 4 + m) * 7 + e);
+        }
+        ratio += read / seen;
+      }
+    }
+    const nlohmann::json stats = model.inference_stats();
+    CHECK(stats.at("questions") == questions);
+    const nlohmann::json& row = stats.at("per_k").at(size_t(k - 1));
+    CHECK(row.at("error").get<double>() ==
+          doctest::Approx(100.0 * double(questions - right) / double(questions)));
+    CHECK(row.at("entity_ratio").get<double>() == doctest::Approx(ratio / double(questions)));
+  }
+}
