@@ -15,5 +15,6 @@ int cmd_metrics_bootstrap(const Words& words);  // `memgrad metrics bootstrap`
 int cmd_train(const Words& words);
 int cmd_eval(const Words& words);
 int cmd_inspect(const Words& words);
+int cmd_babi_generate(const Words& words);  // extended bAbI task 1 (tasks/babi_extended.hpp)
 
 }  // namespace memgrad::cli

@@ -212,11 +212,11 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
   }
   const Decoded dec = decode(tape, p_, settings_, w, s, q, banks_all, exists_all, read);
   if (opts.trace) {
-    opts.trace->record("banks", banks_all.value());
-    opts.trace->record("exists", exists_all.value());
+    opts.trace->record("end/banks", banks_all.value());
+    opts.trace->record("end/exists", exists_all.value());
     opts.trace->record("bank_weights", dec.bank_weights.value());
     opts.trace->record("attention", dec.attention.value());
-    opts.trace->record("strength", s.value());
+    opts.trace->record("end/strength", s.value());
   }
   if (!opts.training) {
     stats_.add({w.value(), s.value(), q.value(), banks_all.value(), exists_all.value(), in.answer,

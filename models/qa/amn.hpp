@@ -72,8 +72,8 @@
 //
 // Trace (ForwardOptions::trace), per sentence t: "t<t>/banks" [B, L, V] membership after the
 // sentence, "t<t>/exists" [B, L-1] which of m_1.. exist, "t<t>/strength" [B, V], "t<t>/p_new"
-// [B], "t<t>/p_move" [B, V]; at the end "banks", "exists" [B, L], "bank_weights" [B, L] (d_m, 0
-// for banks not read), "attention" [B, L, V] (ps_m) and "strength".
+// [B], "t<t>/p_move" [B, V]; at the end "end/banks", "end/exists" [B, L], "end/strength",
+// "bank_weights" [B, L] (d_m, 0 for banks not read) and "attention" [B, L, V] (ps_m).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>

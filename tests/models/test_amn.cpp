@@ -394,7 +394,7 @@ TEST_CASE("amn: decisions replay with the same seed and step; decode_banks reads
     tape.set_seed(seed);
     Trace trace;
     last.forward(tape, batch, ForwardOptions{.training = false, .trace = &trace});
-    const Tensor *ex = find(trace, "exists"), *bw = find(trace, "bank_weights");
+    const Tensor *ex = find(trace, "end/exists"), *bw = find(trace, "bank_weights");
     REQUIRE(ex);
     REQUIRE(bw);
     for (int64_t s = 0; s < 3; ++s) {
@@ -445,7 +445,7 @@ TEST_CASE("amn inference stats: the gathered decode answers as the tape's, from 
       const Tensor logits =
           model.forward(tape, batch, ForwardOptions{.training = false, .trace = &trace})
               .predictions.value();
-      const Tensor *banks = find(trace, "banks"), *exists = find(trace, "exists");
+      const Tensor *banks = find(trace, "end/banks"), *exists = find(trace, "end/exists");
       for (int64_t s = 0; s < 3; ++s, ++questions) {
         int64_t best = 0, top = 0;
         for (int64_t a = 0; a < 7; ++a)
