@@ -74,6 +74,12 @@ class Model {
   // Schedule state a checkpoint must carry for an exact resume (e.g. linear start on or off).
   virtual nlohmann::json training_state() const { return nlohmann::json::object(); }
   virtual void set_training_state(const nlohmann::json& state) { (void)state; }
+  // Figures a model measures about its own inference forwards (training = false), summed since
+  // the last reset (AMN: banks created and read, entities examined, decode time). Trainer::evaluate
+  // resets them, runs the test examples once more and writes them into metrics.json as "model";
+  // null (the default) when the model measures nothing.
+  virtual void reset_inference_stats() {}
+  virtual nlohmann::json inference_stats() const { return nullptr; }
 
  protected:
   ParameterSet params_;

@@ -18,5 +18,6 @@ int cmd_eval(const Words& words);
 int cmd_inspect(const Words& words);
 int cmd_babi_gen(const Words& words);
 int cmd_plot(const Words& words);
+int cmd_babi_generate(const Words& words);  // extended bAbI task 1 (tasks/babi_extended.hpp)
 
 }  // namespace memgrad::cli

@@ -27,6 +27,8 @@ const Command kCommands[] = {
     {"gradcheck", memgrad::cli::cmd_gradcheck,
      "finite-difference gradient checks of ops and models"},
     {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},
+    {"babi-generate", memgrad::cli::cmd_babi_generate,
+     "write extended bAbI task 1 (more entities, longer stories, several questions)"},
     {"metrics", memgrad::cli::cmd_metrics,
      "multi-label metrics (AUC, AP, F1, P@k) of score files; bootstrap intervals"},
     {"babi-gen", memgrad::cli::cmd_babi_gen, "generate bAbI task 1 or 3 stories (official format)"},

@@ -554,9 +554,22 @@ auto Trainer::with_predictor(bool teacher_forcing, Use&& use) {
 }
 
 nlohmann::json Trainer::evaluate(bool teacher_forcing) {
-  return with_predictor(teacher_forcing, [&](const Predictor& predict) {
+  nlohmann::json m = with_predictor(teacher_forcing, [&](const Predictor& predict) {
     return task_->evaluate(predict, batch_, config_.dtype);
   });
+  // A model's own inference figures (Model::inference_stats), over the test examples only.
+  model_->reset_inference_stats();
+  if (model_->inference_stats().is_null() || task_->test_examples() == 0) return m;
+  with_predictor(teacher_forcing, [&](const Predictor& predict) {
+    Batch one;
+    for (int64_t i = 0; i < task_->test_examples(); ++i) {
+      task_->test_example(i, config_.dtype, one);
+      predict(one);
+    }
+    return 0;
+  });
+  m["model"] = model_->inference_stats();
+  return m;
 }
 
 std::vector<ExampleScore> Trainer::example_scores() {

@@ -1,0 +1,472 @@
+// AMN (models/qa/amn.hpp): the per-story structures (word graph, propagation weights, E[s]
+// groups), each gap's choice, the bank invariants under sampled decisions, inference from the
+// last banks, replayed decisions and bad input. Its float64 gradient checks are
+// test_model_registry's, as every model's.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "models/layers/rnn_cells.hpp"
+#include "models/qa/amn.hpp"
+#include "models/qa/amn_story.hpp"
+#include "ops/ops.hpp"
+
+using namespace memgrad;
+using namespace memgrad::qa;
+
+namespace {
+
+const ModelInfo& amn_info() {
+  for (const ModelInfo& m : all_models())
+    if (m.name == "amn") return m;
+  FAIL("amn is not registered");
+  throw 0;
+}
+
+nlohmann::json tiny(const char* variant = "surrogate") {
+  for (nlohmann::json c : amn_info().check_configs)
+    if (c.at("variant") == variant) {
+      c.erase("variant");
+      return c;
+    }
+  FAIL("no check config ", variant);
+  throw 0;
+}
+
+Batch check_batch(DType dtype = DType::f64, uint64_t seed = 11) {
+  Batch batch;
+  Rng rng(seed);
+  amn_info().check_batch(rng, dtype, batch);
+  return batch;
+}
+
+const Tensor* find(const Trace& trace, const std::string& name) {
+  for (const auto& [n, t] : trace.entries)
+    if (n == name) return &t;
+  return nullptr;
+}
+
+// "t<t>/<what>", built piece by piece (g++ 12 warns falsely, -Wrestrict, on "t" + to_string).
+std::string step_name(int64_t t, const char* what) {
+  std::string name = "t";
+  name += std::to_string(t);
+  name += "/";
+  name += what;
+  return name;
+}
+
+// The story of the structure tests: V = 9, J = 4; sentences "1 2 3", "4 2 5", "6 7", padding.
+struct HandStory {
+  std::vector<int32_t> words = {1, 2, 3, 0, 4, 2, 5, 0, 6, 7, 0, 0, 0, 0, 0, 0};
+  std::vector<uint8_t> live = {1, 1, 1, 0};
+  std::vector<int32_t> query = {1, 6, 0, 0};
+};
+
+double prop_at(const AmnStory& s, int64_t t, int64_t i, int64_t k) {
+  return s.prop[size_t((t * s.vocab + i) * s.vocab + k)];
+}
+
+}  // namespace
+
+TEST_CASE("amn story: entities added, updated and seen per sentence") {
+  HandStory h;
+  AmnStory s;
+  build_amn_story(h.words, h.live, 4, h.query, 5, 9, {}, s);
+  const auto flags = [&](const std::vector<uint8_t>& f, int64_t t) {
+    std::vector<int> on;
+    for (int v = 0; v < 9; ++v)
+      if (f[size_t(t * 9 + v)]) on.push_back(v);
+    return on;
+  };
+  CHECK(flags(s.fresh, 0) == std::vector<int>{1, 2, 3});
+  CHECK(flags(s.again, 0).empty());
+  CHECK(flags(s.fresh, 1) == std::vector<int>{4, 5});
+  CHECK(flags(s.again, 1) == std::vector<int>{2});
+  CHECK(flags(s.seen, 1) == std::vector<int>{1, 2, 3, 4, 5});
+  CHECK(flags(s.seen, 3) == std::vector<int>{1, 2, 3, 4, 5, 6, 7});  // padding keeps m_0
+  CHECK(flags(s.fresh, 3).empty());
+}
+
+TEST_CASE("amn story: propagation weights are the r-hop in-neighbours with recency, averaged") {
+  HandStory h;
+  AmnStory s;
+  build_amn_story(h.words, h.live, 4, h.query, 5, 9, {.hops = 2, .recency = 1.0}, s);
+  // Sentence 0 adds 1 -> 2 -> 3: node 2 hears 1 (1 hop + current edge = 2); node 3 hears 2 (2)
+  // and 1 (2 hops: 1).
+  CHECK(prop_at(s, 0, 2, 1) == doctest::Approx(1.0));
+  CHECK(prop_at(s, 0, 3, 2) == doctest::Approx(2.0 / 3));
+  CHECK(prop_at(s, 0, 3, 1) == doctest::Approx(1.0 / 3));
+  CHECK(s.heard[0 * 9 + 1] == 0);  // node 1 has no in-neighbour
+  // Sentence 1 adds 4 -> 2 -> 5. Node 5: from 2 (1 + current 1), from 1 and 4 (2 hops).
+  CHECK(prop_at(s, 1, 5, 2) == doctest::Approx(0.5));
+  CHECK(prop_at(s, 1, 5, 1) == doctest::Approx(0.25));
+  CHECK(prop_at(s, 1, 5, 4) == doctest::Approx(0.25));
+  CHECK(prop_at(s, 1, 2, 4) == doctest::Approx(2.0 / 3));  // the current edge weighs double
+  // A padding sentence propagates nothing.
+  for (int64_t i = 0; i < 9; ++i) CHECK(s.heard[size_t(3 * 9 + i)] == 0);
+  // Gap 6: r = 1 hears the direct in-neighbours only.
+  AmnStory one;
+  build_amn_story(h.words, h.live, 4, h.query, 5, 9, {.hops = 1, .recency = 0.0}, one);
+  CHECK(prop_at(one, 1, 3, 2) == doctest::Approx(1.0));
+  CHECK(prop_at(one, 1, 3, 1) == 0.0);
+}
+
+TEST_CASE("amn story: E[s]'s relevant group is the answer's component, else the question's") {
+  HandStory h;
+  AmnStory s;
+  build_amn_story(h.words, h.live, 4, h.query, 5, 9, {}, s);
+  CHECK(s.relevant == std::vector<uint8_t>{0, 1, 1, 1, 1, 1, 0, 0, 0});
+  // Answer 8 is no story word: the components of the question's words 1 and 6.
+  build_amn_story(h.words, h.live, 4, h.query, 8, 9, {}, s);
+  CHECK(s.relevant == std::vector<uint8_t>{0, 1, 1, 1, 1, 1, 1, 1, 0});
+  h.words[2] = 9;
+  CHECK_THROWS_WITH_AS(build_amn_story(h.words, h.live, 4, h.query, 5, 9, {}, s),
+                       doctest::Contains("amn: word id 9 at sentence 0, word 2"), Error);
+}
+
+TEST_CASE("amn gap 1: the SGRU (Eqs. 5-8) with the similarity and the literal relevance gate") {
+  for (const bool literal : {false, true}) {
+    CAPTURE(literal);
+    ParameterSet ps(DType::f64);
+    amn::Params p;
+    const int64_t d = 2;
+    auto set = [&](const char* name, Shape shape, std::vector<double> v) {
+      Parameter& x = ps.add(name, shape);
+      for (size_t i = 0; i < v.size(); ++i) x.value.set(int64_t(i), v[i]);
+      return &x;
+    };
+    p.u_z = set("u_z", Shape{d, 1}, {0.3, -0.2});
+    p.w_z = set("w_z", Shape{d, 1}, {0.1, 0.4});
+    p.x_z = set("x_z", Shape{1}, {0.7});
+    p.u_r = literal ? set("u_r", Shape{d, 1}, {0.5, -0.6}) : set("u_r", Shape{1}, {0.9});
+    p.w_h = set("w_h", Shape{d, 1}, {-0.8, 0.2});
+    p.u_h = set("u_h", Shape{1}, {1.1});
+    amn::Settings settings;
+    settings.literal_gate = literal;
+    Tape tape;
+    Tensor w = Tensor::zeros(Shape{1, 1, d}, DType::f64),
+           q = Tensor::zeros(Shape{1, d}, DType::f64), s = Tensor::zeros(Shape{1, 1}, DType::f64);
+    w.set(0, 0.5), w.set(1, -1.0), q.set(0, 0.2), q.set(1, 0.7), s.set(0, 0.4);
+    const double got =
+        amn::strength_step(tape, p, settings, tape.input(w), tape.input(q), tape.input(s))
+            .value()
+            .at(0);
+    auto sig = [](double x) { return 1 / (1 + std::exp(-x)); };
+    const double z = sig(0.5 * 0.3 + -1.0 * -0.2 + 0.2 * 0.1 + 0.7 * 0.4 + 0.7 * 0.4);
+    const double sim = 0.5 * 0.2 + -1.0 * 0.7;
+    const double r = literal ? 1 - sig(0.4 * (0.2 * 0.5 + 0.7 * -0.6)) : 1 - sig(0.9 * 0.4 * sim);
+    const double cand = sig(0.5 * -0.8 + -1.0 * 0.2 + 1.1 * r * 0.4);
+    CHECK(got == doctest::Approx(z * 0.4 + (1 - z) * cand).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("amn gap 2: move probabilities are the strengths themselves with move_prob strength") {
+  amn::Settings settings;
+  settings.move_by_strength = true;
+  Tape tape;
+  const Var s = tape.constant(Shape{2, 3}, DType::f64, 0.25);
+  const Var w = tape.constant(Shape{2, 3, 4}, DType::f64, 1.0);
+  CHECK(amn::move_prob(tape, amn::Params{}, settings, w, s).id == s.id);
+  nlohmann::json c = tiny();
+  c["move_prob"] = "strength";
+  CHECK(Amn(c, DType::f64, 1).params().find("move.v") == nullptr);
+  CHECK(Amn(tiny(), DType::f64, 1).params().find("move.v") != nullptr);
+}
+
+TEST_CASE("amn gap 3: Pi_new reads the last bank's entities only, laid out by word id") {
+  Amn model(tiny(), DType::f64, 3);
+  amn::Params p;
+  p.new_w = model.params().find("new.w");
+  p.new_b = model.params().find("new.b");
+  REQUIRE(p.new_w->value.shape() == Shape{7 * 3, 1});
+  auto prob = [&](double entity1) {
+    Tape tape;
+    Tensor w = Tensor::zeros(Shape{1, 7, 3}, DType::f64),
+           banks = Tensor::zeros(Shape{1, 3, 7}, DType::f64),
+           exists = Tensor::zeros(Shape{1, 2}, DType::f64);
+    for (int64_t i = 0; i < w.numel(); ++i) w.set(i, 0.1 * double(i % 5) - 0.2);
+    w.set(1 * 3, entity1);                             // entity 1's first feature
+    banks.set(0 * 7 + 1, 1), banks.set(0 * 7 + 2, 1);  // m_0 = {1, 2}
+    banks.set(1 * 7 + 2, 1);                           // m_1 = {2}: the last bank
+    exists.set(0, 1);
+    const amn::Creation c =
+        amn::creation_prob(tape, p, tape.input(banks), tape.input(exists), tape.input(w));
+    CHECK(c.last.value().to_vector() == std::vector<double>{0, 1, 0});
+    return c.p.value().at(0);
+  };
+  CHECK(prob(0.3) == prob(-2.0));  // entity 1 is not in the last bank
+}
+
+TEST_CASE(
+    "amn gap 4 and 11: bank weights grow as e^m, empty banks weigh 0; a new bank fills at "
+    "once") {
+  Tape tape;
+  const DType dt = DType::f64;
+  // Gap 11: m_0 = {1, 2} is last; H_new = 1 creates m_1, and the same sentence's moves fill it.
+  Tensor seen = Tensor::zeros(Shape{1, 5, 1}, dt), hmove = Tensor::zeros(Shape{1, 5}, dt);
+  seen.set(1, 1), seen.set(2, 1), hmove.set(2, 1), hmove.set(3, 1);
+  amn::Banks banks{tape.constant(Shape{1, 2, 5}, dt, 0.0), tape.constant(Shape{1, 2}, dt, 0.0)};
+  const Var all = amn::all_banks(tape.input(seen), banks.upper);
+  const Var last = tape.constant(Shape{1, 3}, dt, 0.0);
+  tape.value(last.id).set(0, 1.0);
+  const Var live = tape.constant(Shape{1, 1}, dt, 1.0);
+  banks = amn::create_bank(banks, last, tape.constant(Shape{1, 1}, dt, 1.0), live);
+  CHECK(banks.exists.value().to_vector() == std::vector<double>{1, 0});
+  banks = amn::move_entities(banks, all, tape.input(hmove), live);
+  // Entity 2 moved (in m_0, H = 1); entity 3 drew H = 1 but is in no bank; m_2 does not exist.
+  CHECK(banks.upper.value().to_vector() == std::vector<double>{0, 0, 1, 0, 0, 0, 0, 0, 0, 0});
+
+  // Gap 4 ("exp"): d_m ~ e^m over the non-empty banks read.
+  Amn model(tiny("surrogate-literal-gate-strength-moves-exp-weights"), dt, 1);
+  amn::Params p;
+  p.h = model.params().find("H");
+  p.out_prelu = model.params().find("out_prelu");
+  p.r = model.params().find("R");
+  amn::Settings settings;
+  settings.learned_weighting = false;
+  Tensor w = Tensor::zeros(Shape{1, 7, 3}, dt), s = Tensor::zeros(Shape{1, 7}, dt),
+         q = Tensor::zeros(Shape{1, 3}, dt), m = Tensor::zeros(Shape{1, 3, 7}, dt);
+  for (int64_t i = 0; i < w.numel(); ++i) w.set(i, std::sin(double(i)));
+  for (int64_t i = 0; i < 7; ++i) s.set(i, 0.5);
+  q.set(0, 1.0);
+  m.set(1, 1), m.set(2, 1), m.set(7 + 2, 1);  // m_0 = {1, 2}, m_1 = {2}, m_2 empty
+  const amn::Decoded dec =
+      amn::decode(tape, p, settings, tape.input(w), tape.input(s), tape.input(q), tape.input(m),
+                  tape.constant(Shape{1, 3}, dt, 1.0), tape.constant(Shape{1, 3}, dt, 1.0));
+  const std::vector<double> bw = dec.bank_weights.value().to_vector();
+  CHECK(bw[1] / bw[0] == doctest::Approx(std::exp(1.0)).epsilon(2e-3));
+  CHECK(bw[2] == doctest::Approx(0.0));
+  // Bank 1's attention is all on its only member.
+  CHECK(dec.attention.value().at(7 + 2) == doctest::Approx(1.0));
+}
+
+TEST_CASE("amn gap 7 and 8: E[s] targets and the Bernoulli KL") {
+  Tape tape;
+  amn::Structures st;
+  st.relevant = tape.constant(Shape{2, 4000}, DType::f64, 0.0);
+  for (int64_t i = 0; i < 4000; ++i) tape.value(st.relevant.id).set(i, 1.0);
+  Tensor targets = Tensor::zeros(Shape{2, 4000}, DType::f64);
+  Rng rng(5);
+  amn::fill_relevance_targets(st, rng, targets);
+  double hi = 0, lo = 0;
+  for (int64_t i = 0; i < 8000; ++i) {
+    const double x = targets.at(i);
+    CHECK((x >= 0.01 && x <= 0.99));
+    (i < 4000 ? hi : lo) += x / 4000;
+  }
+  // E[min(N(0.75, 0.05), 1)] = 0.737; E[max(N(0.3, 0.1), 0)] = 0.356 (variances, gap 7).
+  CHECK(hi == doctest::Approx(0.737).epsilon(0.02));
+  CHECK(lo == doctest::Approx(0.356).epsilon(0.04));
+
+  Tensor p = Tensor::zeros(Shape{1, 2}, DType::f64), q = Tensor::zeros(Shape{1, 2}, DType::f64),
+         mask = Tensor::zeros(Shape{1, 2}, DType::f64);
+  p.set(0, 0.3), p.set(1, 0.9), q.set(0, 0.6), q.set(1, 0.5), mask.set(0, 1);
+  const double kl =
+      amn::bernoulli_kl(tape.input(p), tape.input(q), tape.input(mask), 1.0).value().at(0);
+  CHECK(kl == doctest::Approx(0.3 * std::log(0.3 / 0.6) + 0.7 * std::log(0.7 / 0.4)));
+}
+
+TEST_CASE("amn gap 12: the auxiliary losses are added in training only, with their weights") {
+  const Batch batch = check_batch();
+  nlohmann::json c = tiny();
+  auto loss = [&](const nlohmann::json& config, bool training) {
+    Amn model(config, DType::f64, 2);
+    Tape tape;
+    ForwardOptions opts;
+    opts.training = training;
+    return model.forward(tape, batch, opts).loss.value().at(0);
+  };
+  const double eval = loss(c, false), full = loss(c, true);
+  c["strength_loss"] = 0.0, c["bank_loss"] = 0.0, c["move_loss"] = 0.0;
+  CHECK(loss(c, true) == doctest::Approx(eval).epsilon(1e-12));
+  c["move_loss"] = 1.0;
+  const double with_move = loss(c, true);
+  CHECK(with_move > eval);
+  CHECK(full > with_move);
+}
+
+TEST_CASE("amn gap 14: a nil word leaves the encoder's state and adds no output") {
+  ParameterSet ps(DType::f64);
+  Rng rng(6);
+  GruCell gru(ps, "enc", 3, 3, rng);
+  Parameter& table = ps.add_uniform("E", Shape{7, 3}, -1, 1, rng);
+  // Two samples of one sentence: "3 5 nil" and "3 nil 5"; question "2 4 nil".
+  Tensor story = Tensor::zeros(Shape{2, 1, 3}, DType::f64),
+         mask = Tensor::zeros(Shape{2, 1}, DType::f64),
+         query = Tensor::zeros(Shape{2, 3}, DType::f64),
+         answer = Tensor::zeros(Shape{2}, DType::f64);
+  for (double x : {0, 1}) mask.set(int64_t(x), 1), answer.set(int64_t(x), 1);
+  story.set(0, 3), story.set(1, 5), story.set(3, 3), story.set(5, 5);
+  for (int64_t s = 0; s < 2; ++s) query.set(s * 3, 2), query.set(s * 3 + 1, 4);
+  Tape tape;
+  amn::Scratch scratch;
+  const amn::Structures st =
+      amn::build_structures(tape, story, mask, query, &answer, 7, {}, scratch);
+  const amn::Encoded enc =
+      amn::encode(tape, gru, tape.param(table), tape.input(story), tape.input(query), st);
+  const std::vector<double> last = enc.last.value().to_vector();    // [2, 1, 3]
+  const std::vector<double> words = enc.words.value().to_vector();  // [2, 1, 3, 3]
+  for (int64_t x = 0; x < 3; ++x) {
+    CHECK(last[size_t(x)] == doctest::Approx(last[size_t(3 + x)]).epsilon(1e-14));
+    CHECK(words[size_t(2 * 3 + x)] == 0.0);           // sample 0, word 2 (nil)
+    CHECK(words[size_t(9 + 1 * 3 + x)] == 0.0);       // sample 1, word 1 (nil)
+    CHECK(words[size_t(x)] == words[size_t(9 + x)]);  // the first words agree
+  }
+  CHECK(last[0] != 0.0);
+  const std::vector<double> q = enc.question.value().to_vector();
+  CHECK(q[0] == q[3]);
+}
+
+TEST_CASE(
+    "amn: sampled banks keep their invariants (0/1, nested, m_0 = entities seen, never "
+    "lost)") {
+  nlohmann::json c = tiny("sampled-decisions-loss-only");
+  c["max_banks"] = 4;
+  const Batch batch = check_batch(DType::f64, 7);
+  const Tensor& story = batch.get("story");
+  const int64_t b = 3, t_count = 4, j = 3, v = 7, l = 4;
+  int created = 0, moved = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Amn model(c, DType::f64, seed);
+    Tape tape;
+    tape.set_seed(seed);
+    Trace trace;
+    model.forward(tape, batch, ForwardOptions{.trace = &trace});
+    std::vector<double> before(size_t(b * l * v), 0.0);
+    for (int64_t t = 0; t < t_count; ++t) {
+      const Tensor* banks = find(trace, step_name(t, "banks"));
+      const Tensor* exists = find(trace, step_name(t, "exists"));
+      REQUIRE(banks);
+      REQUIRE(exists);
+      for (int64_t s = 0; s < b; ++s) {
+        std::vector<int> in_story(size_t(v), 0);
+        for (int64_t u = 0; u <= t; ++u)
+          for (int64_t w = 0; w < j; ++w) in_story[size_t(story.at((s * t_count + u) * j + w))] = 1;
+        in_story[0] = 0;
+        for (int64_t m = 0; m < l; ++m) {
+          const bool bank_exists = m == 0 || exists->at(s * (l - 1) + m - 1) == 1;
+          if (m >= 2 && bank_exists) CHECK(exists->at(s * (l - 1) + m - 2) == 1);
+          if (m >= 1 && bank_exists) ++created;
+          for (int64_t e = 0; e < v; ++e) {
+            const double x = banks->at((s * l + m) * v + e);
+            CHECK((x == 0 || x == 1));
+            if (m == 0) CHECK(x == in_story[size_t(e)]);
+            if (m > 0 && x == 1) {
+              CHECK(bank_exists);
+              CHECK(banks->at((s * l + m - 1) * v + e) == 1);  // nested: m_k within m_{k-1}
+              ++moved;
+            }
+            CHECK(x >= before[size_t((s * l + m) * v + e)]);  // never lost
+            before[size_t((s * l + m) * v + e)] = x;
+          }
+        }
+      }
+    }
+  }
+  CHECK(created > 0);  // the decisions did something over the seeds
+  CHECK(moved > 0);
+}
+
+TEST_CASE("amn: decisions replay with the same seed and step; decode_banks reads the last banks") {
+  nlohmann::json c = tiny("sampled-decisions-loss-only");
+  c["max_banks"] = 4;
+  const Batch batch = check_batch();
+  Amn model(c, DType::f64, 9);
+  auto run = [&](uint64_t step, Trace* trace) {
+    Tape tape;
+    tape.set_seed(3);
+    tape.set_step(step);
+    return model.forward(tape, batch, ForwardOptions{.trace = trace}).loss.value().at(0);
+  };
+  CHECK(run(4, nullptr) == run(4, nullptr));
+  bool differs = false;
+  for (uint64_t step = 5; step < 12 && !differs; ++step)
+    differs = run(step, nullptr) != run(4, nullptr);
+  CHECK(differs);
+
+  c["decode_banks"] = 1;
+  Amn last(c, DType::f64, 9);
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    Tape tape;
+    tape.set_seed(seed);
+    Trace trace;
+    last.forward(tape, batch, ForwardOptions{.training = false, .trace = &trace});
+    const Tensor *ex = find(trace, "end/exists"), *bw = find(trace, "bank_weights");
+    REQUIRE(ex);
+    REQUIRE(bw);
+    for (int64_t s = 0; s < 3; ++s) {
+      int64_t top = 0;
+      for (int64_t m = 0; m < 4; ++m)
+        if (ex->at(s * 4 + m) == 1) top = m;
+      for (int64_t m = 0; m < 4; ++m)
+        if (m != top) CHECK(bw->at(s * 4 + m) == 0);
+      checked += top > 0;
+    }
+  }
+  CHECK(checked > 0);
+}
+
+TEST_CASE("amn: bad config values and word ids are errors naming the model") {
+  nlohmann::json c = tiny();
+  c["relevance_gate"] = "cosine";
+  CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1),
+                       doctest::Contains("amn: relevance_gate must be one of"), Error);
+  c = tiny();
+  c["decode_banks"] = 9;
+  CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1), doctest::Contains("decode_banks must be in [0, 3]"),
+                       Error);
+  Batch batch = check_batch();
+  Tensor story = batch.get("story");  // shares the batch's storage
+  story.set(0, 7.0);
+  Amn model(tiny(), DType::f64, 1);
+  Tape tape;
+  CHECK_THROWS_WITH_AS(model.forward(tape, batch, ForwardOptions{}),
+                       doctest::Contains("amn: word id 7"), Error);
+}
+
+TEST_CASE("amn inference stats: the gathered decode answers as the tape's, from the same banks") {
+  nlohmann::json c = tiny("sampled-decisions-loss-only");
+  c["max_banks"] = 4;
+  for (const int64_t k : {int64_t(4), int64_t(1)}) {
+    CAPTURE(k);
+    c["decode_banks"] = k;
+    Amn model(c, DType::f64, 5);
+    int64_t right = 0, questions = 0;
+    double ratio = 0;
+    model.reset_inference_stats();
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      const Batch batch = check_batch(DType::f64, seed);
+      Tape tape;
+      tape.set_seed(seed);
+      Trace trace;
+      const Tensor logits =
+          model.forward(tape, batch, ForwardOptions{.training = false, .trace = &trace})
+              .predictions.value();
+      const Tensor *banks = find(trace, "end/banks"), *exists = find(trace, "end/exists");
+      for (int64_t s = 0; s < 3; ++s, ++questions) {
+        int64_t best = 0, top = 0;
+        for (int64_t a = 0; a < 7; ++a)
+          if (logits.at(s * 7 + a) > logits.at(s * 7 + best)) best = a;
+        right += double(best) == batch.get("answer").at(s);
+        for (int64_t m = 0; m < 4; ++m)
+          if (exists->at(s * 4 + m) == 1) top = m;
+        double read = 0, seen = 0;
+        for (int64_t e = 0; e < 7; ++e) {
+          seen += banks->at(s * 4 * 7 + e);
+          for (int64_t m = std::max<int64_t>(0, top - k + 1); m <= top; ++m)
+            read += banks->at((s * 4 + m) * 7 + e);
+        }
+        ratio += read / seen;
+      }
+    }
+    const nlohmann::json stats = model.inference_stats();
+    CHECK(stats.at("questions") == questions);
+    const nlohmann::json& row = stats.at("per_k").at(size_t(k - 1));
+    CHECK(row.at("error").get<double>() ==
+          doctest::Approx(100.0 * double(questions - right) / double(questions)));
+    CHECK(row.at("entity_ratio").get<double>() == doctest::Approx(ratio / double(questions)));
+  }
+}
