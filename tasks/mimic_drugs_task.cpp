@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <unordered_map>
 
 #include "engine/error.hpp"
 #include "tasks/epoch_order.hpp"
@@ -193,7 +194,14 @@ class MimicDrugsTask : public Task {
              " out of range (", test_examples(), " admissions)");
     fill_range(data_.test, index, 1, dtype, batch);
   }
+  // Codes are shown with their titles from D_ICD_DIAGNOSES / D_ICD_PROCEDURES when data_dir has
+  // them (read at the first call).
   Lines describe_example(const Batch& batch, const Tensor& predictions) const override {
+    if (!titles_read_) {
+      titles_[0] = mimic::read_titles(data_.ehr.data_dir, data_.ehr.layout, "D_ICD_DIAGNOSES");
+      titles_[1] = mimic::read_titles(data_.ehr.data_dir, data_.ehr.layout, "D_ICD_PROCEDURES");
+      titles_read_ = true;
+    }
     const int64_t v = data_.labels();
     MG_CHECK(batch.size == 1 && predictions.rank() == 2 && predictions.dim(1) == v,
              "mimic-drugs: predictions of shape ", predictions.shape(), " for a batch of ",
@@ -205,7 +213,16 @@ class MimicDrugsTask : public Task {
       for (int64_t i = 0; i < x.dim(1); ++i)
         if (mask.at(i) != 0) {
           const int32_t t = int32_t(x.at(i));
-          append_word(out, dx ? data_.dx_name(t) : data_.proc_name(t));
+          const std::string code = dx ? data_.dx_name(t) : data_.proc_name(t);
+          const auto& titles = dx ? titles_[0] : titles_[1];
+          const auto it = titles.find(code);
+          if (!out.empty()) out += "; ";
+          out += code;
+          if (it != titles.end()) {
+            out += " (";
+            out += it->second;
+            out += ')';
+          }
         }
       return out;
     };
@@ -333,6 +350,8 @@ class MimicDrugsTask : public Task {
   nlohmann::json settings_;
   mimic::DrugData data_;
   uint64_t seed_ = 1;
+  mutable std::unordered_map<std::string, std::string> titles_[2];  // code -> title
+  mutable bool titles_read_ = false;
   std::vector<int64_t> all_train_;  // 0 .. training admissions - 1
   EpochOrder order_;
 };

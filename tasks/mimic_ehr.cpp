@@ -260,6 +260,25 @@ std::string table_path(const std::string& dir, Layout layout, const std::string&
   fail(dir, ": missing table ", name, " (no ", base.string(), ".csv or .csv.gz)");
 }
 
+std::unordered_map<std::string, std::string> read_titles(const std::string& dir, Layout layout,
+                                                         const std::string& table) {
+  std::unordered_map<std::string, std::string> titles;
+  std::string path;
+  try {
+    path = table_path(dir, layout, table);
+  } catch (const Error&) {
+    return titles;  // no dictionary: codes stay bare
+  }
+  CsvReader csv(path);
+  const bool iv = layout == Layout::mimic4;
+  const size_t code = csv.column(iv ? "icd_code" : "icd9_code"),
+               title = csv.column(iv ? "long_title" : "short_title");
+  const size_t version = iv ? csv.column("icd_version") : 0;
+  while (csv.next())
+    titles[iv ? csv.field(version) + ":" + csv.field(code) : csv.field(code)] = csv.field(title);
+  return titles;
+}
+
 Ehr load(const LoadOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   Ehr ehr;

@@ -26,6 +26,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace memgrad::mimic {
@@ -81,6 +82,13 @@ std::string table_path(const std::string& data_dir, Layout layout, const std::st
 
 // Reads the four tables. Throws an Error as the header says.
 Ehr load(const LoadOptions& options);
+
+// The titles of the codes of a dictionary table ("D_ICD_DIAGNOSES" or "D_ICD_PROCEDURES", MIMIC-III
+// spelling) keyed by token as load() writes it ("4019"; MIMIC-IV "9:4019"): MIMIC-III's
+// SHORT_TITLE, MIMIC-IV's long_title. Empty when the table is absent (titles are optional, for
+// reading); an Error for a malformed one.
+std::unordered_map<std::string, std::string> read_titles(const std::string& data_dir, Layout layout,
+                                                         const std::string& table);
 
 // "YYYY-MM-DD HH:MM:SS" (or "YYYY-MM-DD") as seconds from 1970-01-01 (proleptic Gregorian; the
 // shifted MIMIC years 2100-2200 included); false when `text` is not such a time.

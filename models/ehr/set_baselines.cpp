@@ -24,8 +24,8 @@ nlohmann::json defaults(bool chain) {
 }  // namespace
 
 BagOfCodes::BagOfCodes(bool chain, const nlohmann::json& config, DType dtype, uint64_t seed)
-    : Model(dtype), chain_(chain) {
-  const std::string model = chain ? "classifier-chains" : "binary-relevance";
+    : Model(dtype), chain_(chain), name_(chain ? "classifier-chains" : "binary-relevance") {
+  const std::string& model = name_;
   config_ = layers::merge_config(model, defaults(chain), config);
   MG_CHECK(config_.at("output") == "set", model,
            ": output must be \"set\" (a multi-label baseline), got ", config_.at("output").dump());
@@ -64,9 +64,9 @@ BagOfCodes::BagOfCodes(bool chain, const nlohmann::json& config, DType dtype, ui
 
 // z = b + sum over present codes of their rows of W (+ the chain term).
 ForwardResult BagOfCodes::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
-  const dnc::Views v = dnc::read_views(tape, batch, name());
-  const Tensor& y = layers::field(batch, name(), "labels", 2);
-  layers::expect_shape(name(), "labels", y, Shape{v.batch, labels_});
+  const dnc::Views v = dnc::read_views(tape, batch, name_);
+  const Tensor& y = layers::field(batch, name_, "labels", 2);
+  layers::expect_shape(name_, "labels", y, Shape{v.batch, labels_});
   Var z = tape.param(*b_);
   Var penalty;
   auto add_penalty = [&](Var w) {
@@ -78,7 +78,7 @@ ForwardResult BagOfCodes::forward(Tape& tape, const Batch& batch, const ForwardO
     Var w = tape.param(*w_[i]);
     const Tensor& ids = v.x[i].value();
     for (int64_t k = 0; k < ids.numel(); ++k)
-      MG_CHECK(ids.at(k) >= 0 && ids.at(k) < double(w_[i]->value.dim(0)), name(), ": token id ",
+      MG_CHECK(ids.at(k) >= 0 && ids.at(k) < double(w_[i]->value.dim(0)), name_, ": token id ",
                ids.at(k), " is not in [0, ", w_[i]->value.dim(0),
                "): the data has more codes than the model's vocabulary setting");
     Var rows = gather_rows(w, v.x[i]);  // [B, L_i, labels]

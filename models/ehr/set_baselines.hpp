@@ -28,13 +28,14 @@ namespace memgrad {
 class BagOfCodes : public Model {
  public:
   BagOfCodes(bool chain, const nlohmann::json& config, DType dtype, uint64_t seed);
-  std::string name() const override { return chain_ ? "classifier-chains" : "binary-relevance"; }
+  std::string name() const override { return name_; }
   nlohmann::json config() const override { return config_; }
   ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
   bool supports_shards() const override { return true; }
 
  private:
   bool chain_;
+  std::string name_;  // forward() passes it by reference: a copy would allocate every step
   nlohmann::json config_;
   int64_t labels_ = 0;
   double l2_ = 0;

@@ -48,6 +48,11 @@ TEST_CASE("mimic real data: the MIMIC-III demo's tables" *
   for (const mimic::Patient& p : e.patients) multi += p.admissions.size() >= 2;
   CHECK(multi == 14);
 
+  const auto dx_titles = mimic::read_titles(kMimic3, e.layout, "D_ICD_DIAGNOSES");
+  CHECK(dx_titles.size() == 14567);
+  CHECK(dx_titles.at("4019") == "Hypertension NOS");
+  CHECK(mimic::read_titles(kMimic3, e.layout, "D_ICD_PROCEDURES").size() == 3882);
+
   mimic::DrugOptions o;
   o.load.data_dir = kMimic3;
   const mimic::DrugData d = mimic::make_drug_data(o);
@@ -77,4 +82,7 @@ TEST_CASE("mimic real data: the MIMIC-IV demo's hosp/ tables, ICD-9 and ICD-10" 
   CHECK(q.drug_no_code == 12);
   CHECK(q.drug_no_route == 6);
   CHECK(q.drug_repeated == 7812);
+  const auto dx_titles = mimic::read_titles(kMimic4, e.layout, "D_ICD_DIAGNOSES");
+  CHECK(dx_titles.size() == 109775);
+  CHECK(dx_titles.at("10:I10") == "Essential (primary) hypertension");
 }

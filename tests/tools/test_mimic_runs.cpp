@@ -1,6 +1,7 @@
 // `memgrad train --task mimic-drugs` end to end on small MIMIC-III tables written here: the run
 // directory's metrics.json has the task's keys and the popularity baseline; bad tables stop the
-// run with exit 2 before anything is written; `memgrad inspect` names an admission's codes.
+// run with exit 2 before anything is written; `memgrad inspect` shows an admission's codes with
+// their titles from D_ICD_DIAGNOSES.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -20,6 +21,9 @@ namespace fx = memgrad::test::mimic_fixture;
 TEST_CASE("mimic-drugs: a binary-relevance run writes the task's metrics and beats popularity") {
   TempDir tmp;
   fx::write_tables(tmp.path / "data", fx::make_tables(36), /*gz=*/true);
+  fx::write(tmp.path / "data" / "D_ICD_DIAGNOSES.csv",
+            "\"ROW_ID\",\"ICD9_CODE\",\"SHORT_TITLE\",\"LONG_TITLE\"\n1,\"412\",\"Old myocardial "
+            "infarct\",\"Old myocardial infarction\"\n");
   const fs::path out = tmp.path / "run";
   const Run r =
       run(cmd_train, {"--task", "mimic-drugs", "--model", "binary-relevance", "--data",
@@ -43,6 +47,7 @@ TEST_CASE("mimic-drugs: a binary-relevance run writes the task's metrics and bea
   const Run shown = run(cmd_inspect, {"--checkpoint", out.string(), "--sample", "0"});
   REQUIRE_MESSAGE(shown.code == 0, shown.error);
   CHECK(shown.out.find("diagnoses") != std::string::npos);
+  CHECK(shown.out.find("412 (Old myocardial infarct)") != std::string::npos);  // D_ICD_DIAGNOSES
   CHECK(shown.out.find("NACL") != std::string::npos);
 }
 
