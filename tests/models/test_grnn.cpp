@@ -159,7 +159,7 @@ TEST_CASE("parameter-matched GRU: the GRNN paper's 846 and 793, and ours") {
 }
 
 TEST_CASE("text models: a batch's predictions are those of each note alone (packing, sorting)") {
-  for (const char* name : {"grnn", "bigrnn", "text-gru", "text-bigru"}) {
+  for (const char* name : {"grnn", "bigrnn", "text-gru", "text-bigru", "bow-attention"}) {
     INFO(name);
     const nlohmann::json cfg = {{"input_vocab", 9}, {"labels", 3}, {"embedding", 4}};
     auto model = create_model(name, cfg, DType::f64, 7);
