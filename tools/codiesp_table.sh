@@ -34,6 +34,7 @@ one() {  # NAME MODEL FLAGS SEED
   local dir="$out/$1/seed$4" flags=()
   [ -f "$dir/metrics.json" ] && return 0
   [ -n "$3" ] && IFS=, read -r -a flags <<< "$3"
+  mkdir -p "$out/$1"
   local start=$SECONDS
   "$bin" train --task codiesp --model "$2" "${flags[@]}" --seed "$4" --threads 1 --quiet \
     --out "$dir" --overwrite "${extra[@]}" > "$dir.log" 2>&1 || { echo "failed: $dir ($dir.log)" >&2; return 1; }
