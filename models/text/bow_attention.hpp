@@ -1,0 +1,38 @@
+// The neural bag-of-words baseline of the GRNN paper (section 4, "Baselines"): the note is the
+// attention-weighted sum of its word embeddings, with attention scores computed from each word's
+// local neighbourhood and shared by all labels, then the labels' logits as for the GRU (paper
+// Eq. 6 with h_T replaced by h):
+//     a_t = v . tanh(sum_{k=-K..K} E[w_{t+k}] W_k + b)     (words outside the note count as 0)
+//     alpha = softmax_t(a) over the note's words,  h = sum_t alpha_t E[w_t]
+//     logits = P h + b_p,  loss = mean over (document, label) of BCE
+// The window half-width K is not given in the paper ("local neighborhoods"): K = 2 (planning
+// notes, ambiguity 10); the attention size is ours (64). No recurrence: padding positions get
+// exactly zero weight. Inspection (batch of one): the weights alpha, "alpha".
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/layers/linear.hpp"
+#include "models/model.hpp"
+
+namespace memgrad::text {
+
+class BowAttention : public Model {
+ public:
+  BowAttention(const nlohmann::json& config, DType dtype, uint64_t seed);
+  std::string name() const override { return "bow-attention"; }
+  nlohmann::json config() const override { return config_; }
+  ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
+  bool supports_shards() const override { return true; }
+
+ private:
+  nlohmann::json config_;
+  int64_t vocab_ = 0, labels_ = 0, window_ = 2, attention_ = 64;
+  Parameter* embed_table_ = nullptr;
+  layers::Linear window_proj_;  // E -> (2K + 1) A: every offset's W_k in one GEMM
+  Parameter* attn_bias_ = nullptr;
+  Parameter* attn_v_ = nullptr;  // [A, 1]
+  layers::Linear out_;
+};
+
+}  // namespace memgrad::text
