@@ -69,7 +69,8 @@ KbSources read_kb_sources(const std::string& kb_dir, const std::string& icd_dir)
   s.icd10_in_do = read_icd10_in_do(kb_dir + "/ICD10inDO.tsv");
   for (DiseaseSymptom& d : read_disease_symptoms(kb_dir + "/disease-symptom.tsv"))
     s.symptoms[d.doid].push_back(std::move(d.symptom));
-  s.titles = read_icd10cm_titles(icd_dir + "/icd10cm-order-Jan-2021.csv.gz");
+  for (auto& [code, title] : icd::read_icd10cm_titles(icd_dir + "/icd10cm-order-Jan-2021.csv.gz"))
+    s.titles[normalize_icd(code)] = std::move(title);
   s.gem = read_gem_10_to_9(icd_dir + "/icd_cm_9_to_10_mapping.csv.gz");
   index_kb_sources(s);
   return s;
