@@ -17,6 +17,8 @@
 //   k2     k1 + each linked term's name, definition, synonyms and symptoms (disease-symptom.tsv);
 //   k3     k2 + the long titles of the other codes of the category + the definitions of each
 //          linked term's is_a ancestors up to 2 levels.
+//   none   key and value empty: the control that shows what the pages add (a model's memory then
+//          holds nothing; coverage is still counted).
 // A label with neither a title nor a term has an empty key and its code as value: counted in the
 // coverage report, not an error.
 #pragma once
@@ -51,8 +53,8 @@ KbSources read_kb_sources(const std::string& kb_dir, const std::string& icd_dir)
 // The same from sources already read (tests); builds the lookups.
 void index_kb_sources(KbSources& s);
 
-enum class KbVariant { paper, k1, k2, k3 };
-KbVariant parse_kb_variant(const std::string& name);  // "paper" | "k1" | "k2" | "k3"
+enum class KbVariant { paper, k1, k2, k3, none };
+KbVariant parse_kb_variant(const std::string& name);  // "paper" | "k1" | "k2" | "k3" | "none"
 const char* kb_variant_name(KbVariant v);
 
 struct KbPage {

@@ -2,7 +2,8 @@
 # The tables of docs/results/codiesp-kb.md from the runs of tools/codiesp_kb_run.sh: test macro
 # AUC-ROC, P@5 and hamming loss (the C-MemNN paper's Table 3 measures) as mean ± sd over the seeds
 # present, with the paper's MIMIC-III figures beside ours, the KB-free baseline, and the KB
-# ablation; wall time per run. Needs jq.
+# ablation (with the empty-pages control, kb_variant none, where those runs exist); wall time per
+# run. Needs jq.
 #   tools/codiesp_kb_table.sh [DIR]      (default runs/codiesp-kb)
 set -euo pipefail
 export LC_ALL=C
@@ -38,9 +39,12 @@ done
 a="$out/ls50/paper/bow-lr" b="$out/ls100/paper/bow-lr"
 echo "| — | bow-lr (no KB) | $(cell "$a" auc_macro) | $(cell "$a" p_at_5) | $(cell "$a" hamming_loss) | $(cell "$b" auc_macro) | $(cell "$b" p_at_5) | $(cell "$b" hamming_loss) | $(seeds "$a") / $(seeds "$b") | $(wall "$a") / $(wall "$b") | — | — |"
 echo
-echo "| KB variant (c-memnn, 5 hops, LS-50) | AUC (macro) | P@5 | HL | seeds |"
-echo "|---|---|---|---|---|"
-for v in paper k1 k2 k3; do
-  d="$out/ls50/$v/c-memnn-h5"
-  echo "| $v | $(cell "$d" auc_macro) | $(cell "$d" p_at_5) | $(cell "$d" hamming_loss) | $(seeds "$d") |"
+echo "| KB variant (5 hops, LS-50) | model | AUC (macro) | P@5 | HL | seeds |"
+echo "|---|---|---|---|---|---|"
+for v in paper k1 k2 k3 none; do
+  for m in c-memnn memn2n-kb; do
+    d="$out/ls50/$v/$m-h5"
+    [ -d "$d" ] || continue
+    echo "| $v | $m | $(cell "$d" auc_macro) | $(cell "$d" p_at_5) | $(cell "$d" hamming_loss) | $(seeds "$d") |"
+  done
 done

@@ -137,6 +137,12 @@ TEST_CASE("kb pages: the three link routes, the variants, and the coverage repor
   // DOID:20's ancestors: DOID:10 then DOID:4.
   CHECK(k3[1].words.at("ancestors") == 7 + 9);
 
+  // The control: nothing in the pages, the links still counted.
+  const std::vector<KbPage> none = build_kb_pages(s, codes, KbVariant::none);
+  CHECK(none[0].key.empty());
+  CHECK(none[0].value.empty());
+  CHECK(none[0].terms == paper[0].terms);
+
   const KbCoverage c = kb_coverage(paper);
   CHECK(c.labels == 4);
   CHECK(c.with_title == 3);

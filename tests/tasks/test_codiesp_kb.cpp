@@ -87,5 +87,6 @@ TEST_CASE("codiesp-kb: note counts, one page per label, metrics with the coverag
   CHECK(m.at("kb_coverage").at("with_ontology_term") == 2);  // K52.9 and A08.4
   CHECK(m.at("kb_coverage").at("variant") == "k2");
 
-  CHECK_THROWS_WITH_AS(make(fx, "k9"), "kb variant must be paper, k1, k2 or k3, got 'k9'", Error);
+  CHECK_THROWS_WITH_AS(make(fx, "k9"), "kb variant must be paper, k1, k2, k3 or none, got 'k9'",
+                       Error);
 }
