@@ -69,7 +69,8 @@ KbSources read_kb_sources(const std::string& kb_dir, const std::string& icd_dir)
   s.icd10_in_do = read_icd10_in_do(kb_dir + "/ICD10inDO.tsv");
   for (DiseaseSymptom& d : read_disease_symptoms(kb_dir + "/disease-symptom.tsv"))
     s.symptoms[d.doid].push_back(std::move(d.symptom));
-  s.titles = read_icd10cm_titles(icd_dir + "/icd10cm-order-Jan-2021.csv.gz");
+  for (auto& [code, title] : icd::read_icd10cm_titles(icd_dir + "/icd10cm-order-Jan-2021.csv.gz"))
+    s.titles[normalize_icd(code)] = std::move(title);
   s.gem = read_gem_10_to_9(icd_dir + "/icd_cm_9_to_10_mapping.csv.gz");
   index_kb_sources(s);
   return s;
@@ -80,7 +81,8 @@ KbVariant parse_kb_variant(const std::string& name) {
   if (name == "k1") return KbVariant::k1;
   if (name == "k2") return KbVariant::k2;
   if (name == "k3") return KbVariant::k3;
-  fail("kb variant must be paper, k1, k2 or k3, got ", quote(name));
+  if (name == "none") return KbVariant::none;
+  fail("kb variant must be paper, k1, k2, k3 or none, got ", quote(name));
 }
 
 const char* kb_variant_name(KbVariant v) {
@@ -93,6 +95,8 @@ const char* kb_variant_name(KbVariant v) {
       return "k2";
     case KbVariant::k3:
       return "k3";
+    case KbVariant::none:
+      return "none";
   }
   return "?";
 }
@@ -150,7 +154,9 @@ std::vector<KbPage> build_kb_pages(const KbSources& s, const std::vector<std::st
     };
     const std::string category = p.code.substr(0, std::min<size_t>(3, p.code.size()));
     const auto cat = s.titles.find(category);
-    if (variant == KbVariant::paper) {
+    if (variant == KbVariant::none) {
+      p.value.clear();
+    } else if (variant == KbVariant::paper) {
       if (!terms.empty())
         add_terms(false);
       else if (p.has_title)

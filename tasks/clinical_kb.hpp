@@ -17,6 +17,8 @@
 //   k2     k1 + each linked term's name, definition, synonyms and symptoms (disease-symptom.tsv);
 //   k3     k2 + the long titles of the other codes of the category + the definitions of each
 //          linked term's is_a ancestors up to 2 levels.
+//   none   key and value empty: the control that shows what the pages add (a model's memory then
+//          holds nothing; coverage is still counted).
 // A label with neither a title nor a term has an empty key and its code as value: counted in the
 // coverage report, not an error.
 #pragma once
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "tasks/icd_titles.hpp"
 #include "tasks/kb_obo.hpp"
 #include "tasks/kb_tables.hpp"
 
@@ -33,7 +36,7 @@ namespace memgrad {
 struct KbSources {
   Ontology ontology;
   std::vector<DoIcdRow> icd10_in_do;
-  std::map<std::string, IcdTitle> titles;                    // ICD-10-CM code -> titles
+  std::map<std::string, icd::Title> titles;                  // normalised ICD-10-CM code -> titles
   std::map<std::string, std::vector<std::string>> gem;       // ICD-10 -> ICD-9
   std::map<std::string, std::vector<std::string>> symptoms;  // DOID -> symptom labels
   int64_t map_rows_missing_term = 0;   // ICD10inDO rows whose DOID the ontology lacks
@@ -43,15 +46,15 @@ struct KbSources {
 };
 
 // Reads <kb_dir>/{doid.obo, ICD10inDO.tsv, disease-symptom.tsv} and
-// <icd_dir>/{icd10cm-order-Jan-2021.csv.gz, icd_cm_9_to_10_mapping.csv.gz}. Bad input is an
-// Error naming file and line. ICD10inDO.tsv (a 2026 report) names 1,115 DOIDs that the 2016
-// ontology does not hold: those rows are counted (map_rows_missing_term), not fatal.
+// <icd_dir>/{icd10cm-order-Jan-2021.csv.gz (tasks/icd_titles.hpp), icd_cm_9_to_10_mapping.csv.gz}.
+// Bad input is an Error naming file and line. ICD10inDO.tsv (a 2026 report) names 1,115 DOIDs that
+// the 2016 ontology does not hold: those rows are counted (map_rows_missing_term), not fatal.
 KbSources read_kb_sources(const std::string& kb_dir, const std::string& icd_dir);
 // The same from sources already read (tests); builds the lookups.
 void index_kb_sources(KbSources& s);
 
-enum class KbVariant { paper, k1, k2, k3 };
-KbVariant parse_kb_variant(const std::string& name);  // "paper" | "k1" | "k2" | "k3"
+enum class KbVariant { paper, k1, k2, k3, none };
+KbVariant parse_kb_variant(const std::string& name);  // "paper" | "k1" | "k2" | "k3" | "none"
 const char* kb_variant_name(KbVariant v);
 
 struct KbPage {

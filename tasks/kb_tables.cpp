@@ -68,20 +68,6 @@ std::vector<DoIcdRow> read_icd10_in_do(const std::string& path) {
   return rows;
 }
 
-std::map<std::string, IcdTitle> read_icd10cm_titles(const std::string& path) {
-  std::map<std::string, IcdTitle> titles;
-  for_each_row(path, ',', {"code", "billable", "short", "long"}, 4,
-               [&](int64_t line, std::vector<std::string>& f) {
-                 const std::string code = normalize_icd(f[0]);
-                 MG_CHECK(!code.empty(), path, ":", line, ": empty code");
-                 MG_CHECK(f[1] == "0" || f[1] == "1", path, ":", line,
-                          ": billable must be 0 or 1, got ", quote(f[1]));
-                 const bool fresh = titles.emplace(code, IcdTitle{f[2], f[3], f[1] == "1"}).second;
-                 MG_CHECK(fresh, path, ":", line, ": code ", quote(code), " listed twice");
-               });
-  return titles;
-}
-
 std::map<std::string, std::vector<std::string>> read_gem_10_to_9(const std::string& path) {
   std::map<std::string, std::vector<std::string>> gem;
   for_each_row(path, ',', {"icd_9", "icd_10", "flags"}, 3,

@@ -1,7 +1,6 @@
 // The tables that link ICD-10-CM codes to the Disease Ontology and name them, as distributed:
 //   - ICD10inDO.tsv (DO reports): id, label, xrefs; one DOID per row, its ICD10CM codes in xrefs
 //     ("ICD10CM:E88.9", several separated by '|' or ',');
-//   - icd10cm-order-Jan-2021.csv.gz: code (undotted), billable, short, long;
 //   - icd_cm_9_to_10_mapping.csv.gz (CMS GEM): icd_9, icd_10, flags;
 //   - disease-symptom.tsv (DO reports): disease_id, disease_label, symptom_id, symptom_label.
 // Codes are kept normalised: upper case without the dot (CodiEsp's "r50.9" is "R509").
@@ -25,14 +24,6 @@ struct DoIcdRow {
 // Throws "path:line: ..." for a wrong header, a row without 3 fields, an id that is not
 // "DOID:<digits>", or an xref that is not "ICD10CM:<code>".
 std::vector<DoIcdRow> read_icd10_in_do(const std::string& path);
-
-struct IcdTitle {
-  std::string short_title, long_title;
-  bool billable = false;
-};
-// code -> titles. Throws "path:line: ..." for a wrong header, a row without 4 fields, an empty
-// code, a billable flag other than 0/1, or a code listed twice.
-std::map<std::string, IcdTitle> read_icd10cm_titles(const std::string& path);
 
 // ICD-10 code -> the ICD-9 codes the GEM maps to it (rows flagged "no map", flags[1] == '1',
 // skipped). Throws "path:line: ..." for a wrong header or a row without 3 fields.

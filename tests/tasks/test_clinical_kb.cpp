@@ -2,84 +2,19 @@
 // the coverage report, on fixture files written here; the real files' counts (shared_data suite).
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
 
 #include "engine/error.hpp"
 #include "tasks/clinical_kb.hpp"
+#include "tasks/codiesp.hpp"
 #include "tasks/kb_text.hpp"
-#include "tests/tasks/physionet_fixture.hpp"
+#include "tests/tasks/kb_fixture.hpp"
 #include "tests/test_util.hpp"
 
 using namespace memgrad;
 
 namespace {
-
-// Four terms: a root with a definition, a child linked to K52 by xref, a grandchild linked by an
-// ICD-9 xref (reached through the GEM), an obsolete term with an ICD-10 xref, and a Typedef.
-const char* kObo = R"(format-version: 1.2
-data-version: releases/2016-09-01
-! a comment line
-
-[Term]
-id: DOID:4
-name: disease
-def: "A disease is a \"disposition\" to undergo pathological processes." [url:x]
-
-[Term]
-id: DOID:10
-name: gastroenteritis
-alt_id: DOID:11
-def: "An inflammation of the stomach and intestines." []
-synonym: "gastro" EXACT []
-xref: ICD10CM:K52
-is_a: DOID:4 ! disease
-
-[Term]
-id: DOID:20
-name: viral gastroenteritis
-synonym: "stomach flu" RELATED []
-xref: ICD9CM:008.8
-is_a: DOID:10 ! gastroenteritis
-
-[Term]
-id: DOID:30
-name: old term
-xref: ICD10CM:R50
-is_obsolete: true
-
-[Typedef]
-id: has_symptom
-name: has symptom
-)";
-
-const char* kMap =
-    "id\tlabel\txrefs\n\"DOID:10\"\t\"gastroenteritis\"\t\"ICD10CM:K52.9\"\n"
-    "\"DOID:999\"\t\"newer\"\t\"ICD10CM:A00\"\n";
-const char* kSymptoms =
-    "disease_id\tdisease_label\tsymptom_id\tsymptom_label\nDOID:10\tgastroenteritis\tSYMP:1\t"
-    "diarrhea\n";
-const char* kTitles =
-    "code,billable,short,long\nK52,0,Oth noninfective gastro-enteritis and colitis,\"Other "
-    "noninfective gastroenteritis and colitis\"\nK529,1,\"Noninfective gastroenteritis, unsp\","
-    "\"Noninfective gastroenteritis and colitis, unspecified\"\nK521,1,Toxic gastroenteritis,"
-    "Toxic gastroenteritis and colitis\nA084,1,Viral intestinal infection,\"Viral intestinal "
-    "infection, unspecified\"\nR509,1,\"Fever, unspecified\",\"Fever, unspecified\"\n";
-const char* kGem = "icd_9,icd_10,flags\n0088,A084,10000\n7806,R509,11000\n";
-
-struct KbFixture {
-  test::TempDir dir;
-  KbFixture() {
-    dir.write("kb/doid.obo", kObo);
-    dir.write("kb/ICD10inDO.tsv", kMap);
-    dir.write("kb/disease-symptom.tsv", kSymptoms);
-    std::filesystem::create_directories(dir.path / "icd");
-    test::physionet::write_gz((dir.path / "icd/icd10cm-order-Jan-2021.csv.gz").string(), kTitles);
-    test::physionet::write_gz((dir.path / "icd/icd_cm_9_to_10_mapping.csv.gz").string(), kGem);
-  }
-  KbSources read() const {
-    return read_kb_sources((dir.path / "kb").string(), (dir.path / "icd").string());
-  }
-};
 
 // The Error message of parsing `text` as OBO.
 std::string obo_error(const std::string& text) {
@@ -94,7 +29,7 @@ std::string obo_error(const std::string& text) {
 }  // namespace
 
 TEST_CASE("obo parser: terms, names, definitions, synonyms, xrefs, is_a, alt_id, obsolete") {
-  const Ontology o = parse_obo(kObo, "doid.obo");
+  const Ontology o = parse_obo(test::kObo, "doid.obo");
   REQUIRE(o.terms.size() == 4);  // the Typedef is not a term
   const OboTerm& root = o.terms[0];
   CHECK(root.id == "DOID:4");
@@ -152,9 +87,6 @@ TEST_CASE("kb tables: quoted fields, codes normalised, malformed rows name file 
                        (bad_id + ":2: id 'DO:1' is not DOID:<digits>").c_str(), Error);
   const std::string header = dir.write("h.tsv", "id\tname\txrefs\n");
   CHECK_THROWS_AS(read_icd10_in_do(header), Error);
-  const std::string titles = dir.write("t.csv", "code,billable,short,long\nA00,2,a,b\n");
-  CHECK_THROWS_WITH_AS(read_icd10cm_titles(titles),
-                       (titles + ":2: billable must be 0 or 1, got '2'").c_str(), Error);
   const std::string narrow = dir.write("s.tsv",
                                        "disease_id\tdisease_label\tsymptom_id\tsymptom_label\n"
                                        "DOID:1\tx\tSYMP:1\n");
@@ -163,7 +95,7 @@ TEST_CASE("kb tables: quoted fields, codes normalised, malformed rows name file 
 }
 
 TEST_CASE("kb pages: the three link routes, the variants, and the coverage report") {
-  const KbFixture fx;
+  const test::KbFixture fx;
   const KbSources s = fx.read();
   CHECK(s.map_rows_missing_term == 1);  // DOID:999: counted, not fatal
   const std::vector<std::string> codes = {"k52.9", "A08.4", "r50.9", "z99.9"};
@@ -205,6 +137,12 @@ TEST_CASE("kb pages: the three link routes, the variants, and the coverage repor
   // DOID:20's ancestors: DOID:10 then DOID:4.
   CHECK(k3[1].words.at("ancestors") == 7 + 9);
 
+  // The control: nothing in the pages, the links still counted.
+  const std::vector<KbPage> none = build_kb_pages(s, codes, KbVariant::none);
+  CHECK(none[0].key.empty());
+  CHECK(none[0].value.empty());
+  CHECK(none[0].terms == paper[0].terms);
+
   const KbCoverage c = kb_coverage(paper);
   CHECK(c.labels == 4);
   CHECK(c.with_title == 3);
@@ -242,4 +180,36 @@ TEST_CASE("kb: the real Disease Ontology and ICD tables, counted" *
   int64_t pairs = 0;
   for (const auto& [doid, list] : s.symptoms) pairs += int64_t(list.size());
   CHECK(pairs == 2222);
+}
+
+TEST_CASE("kb: coverage of the CodiEsp top-50 and top-100 diagnoses, counted" *
+          doctest::test_suite(test::kSharedData)) {
+  for (const char* dir : {"data/disease-ontology", "data/icd-code-tables", "data/codiesp"})
+    if (!test::shared_data_present(test::shared_path(dir))) return;
+  const KbSources s = read_kb_sources(test::shared_path("data/disease-ontology"),
+                                      test::shared_path("data/icd-code-tables"));
+  codiesp::LoadOptions load;
+  load.data_dir = test::shared_path("data/codiesp");
+  const codiesp::Corpus corpus = codiesp::load(load);
+  // The planning notes (P5 §2.3): LS-50 12-13 codes reach a DO term, 8 have a definition; LS-100
+  // 39 reach a term, 27 have a definition. We count 25 with the union of the three routes (the
+  // notes do not say their rule; docs/codiesp-kb.md).
+  struct Want {
+    int64_t top_k, with_term, with_definition;
+    std::map<std::string, int64_t> routes;
+  };
+  for (const Want& w :
+       {Want{50, 13, 8, {{"gem", 8}, {"map", 11}, {"xref", 12}}}, Want{100, 39, 25, {}}}) {
+    CAPTURE(w.top_k);
+    codiesp::LabelOptions labels;
+    labels.top_k = w.top_k;
+    const codiesp::LabelSet ls = codiesp::make_label_set(corpus, labels);
+    const KbCoverage c = kb_coverage(build_kb_pages(s, ls.codes, KbVariant::paper));
+    CHECK(c.labels == w.top_k);
+    CHECK(c.with_title == w.top_k);  // notes: all 50 / 100 have an ICD-10-CM title
+    CHECK(c.with_term == w.with_term);
+    CHECK(c.with_definition == w.with_definition);
+    CHECK(c.without_entry == 0);
+    if (!w.routes.empty()) CHECK(c.by_route == w.routes);
+  }
 }
