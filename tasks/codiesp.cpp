@@ -239,8 +239,18 @@ void fill_batch(const EncodedSplit& split, int64_t labels, std::span<const int64
     return max_length > 0 ? std::min(n, max_length) : n;
   };
   for (int64_t r : rows) order.emplace_back(length(r), r);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  // Stable by position, without std::stable_sort's buffer (a heap allocation every step).
+  thread_local std::vector<int64_t> position;
+  position.clear();
+  for (size_t i = 0; i < order.size(); ++i) position.push_back(int64_t(i));
+  std::sort(position.begin(), position.end(), [&](int64_t a, int64_t b) {
+    const int64_t la = order[size_t(a)].first, lb = order[size_t(b)].first;
+    return la != lb ? la > lb : a < b;
+  });
+  thread_local std::vector<std::pair<int64_t, int64_t>> sorted;
+  sorted.clear();
+  for (int64_t i : position) sorted.push_back(order[size_t(i)]);
+  order.swap(sorted);
   const int64_t T = order.front().first;
   Tensor& tokens = batch.field("tokens", Shape{B, T}, dtype);
   Tensor& mask = batch.field("tokens_mask", Shape{B, T}, dtype);

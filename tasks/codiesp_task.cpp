@@ -182,7 +182,8 @@ class CodiespTask : public Task {
         << m.value("label_set", std::string()) << ")\n"
         << "  split  AUC-ROC micro/macro  AUC-PR micro/macro    P@8    R@8  F1 micro\n";
     for (const auto& [name, j] : {std::pair{"test", &m}, std::pair{"dev", &m.at("dev")}}) {
-      auto g = [&](const char* k) { return j->value(k, std::nan("")); };
+      const nlohmann::json* split = j;  // (clang 14 cannot capture a structured binding)
+      auto g = [&](const char* k) { return split->value(k, std::nan("")); };
       std::snprintf(line, sizeof line,
                     "  %-5s    %6.4f / %6.4f     %6.4f / %6.4f   %6.4f %6.4f  %6.4f\n", name,
                     g("auc_roc_micro"), g("auc_roc_macro"), g("auc_pr_micro"), g("auc_pr_macro"),
