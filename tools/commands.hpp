@@ -15,5 +15,6 @@ int cmd_metrics_bootstrap(const Words& words);  // `memgrad metrics bootstrap`
 int cmd_train(const Words& words);
 int cmd_eval(const Words& words);
 int cmd_inspect(const Words& words);
+int cmd_figure(const Words& words);
 
 }  // namespace memgrad::cli

@@ -22,6 +22,8 @@ const Command kCommands[] = {
     {"eval", memgrad::cli::cmd_eval, "re-evaluate a saved run"},
     {"inspect", memgrad::cli::cmd_inspect,
      "one sample through a model: gates, weightings, memory over time; the tape"},
+    {"figure", memgrad::cli::cmd_figure,
+     "the papers' interpretability figures, drawn from a trained run (--list)"},
     {"gradcheck", memgrad::cli::cmd_gradcheck,
      "finite-difference gradient checks of ops and models"},
     {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},
