@@ -11,6 +11,7 @@
 #include "engine/checkpoint.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/figures/figure.hpp"
 #include "tools/grad_flow.hpp"
 #include "tools/memory_figures.hpp"
 #include "tools/run_dir.hpp"
@@ -54,7 +55,8 @@ const char* kHelp =
     "                     for models with an explicit memory (ebmrnn, emrnn) first the EBmRNN\n"
     "                     paper's figures: Fig. 2 (which event each slot holds at each step,\n"
     "                     evictions outlined, the events' variables), the variables x steps\n"
-    "                     panel of the events kept, and Fig. 3 (the read gate g_t per hop)\n"
+    "                     panel of the events kept, and Fig. 3 (the read gate g_t per hop);\n"
+    "                     then the model's figures of `memgrad figure --list`\n"
     "  --data DIR         the data folder of a task that reads one\n"
     "  --detect-anomaly   name the op that makes the first NaN or infinity\n"
     "  --threads N        TBB threads\n\n"
@@ -208,10 +210,17 @@ int cmd_inspect(const Words& arguments) {
     char text[64];
     std::snprintf(text, sizeof text, "%.6g", loss);
     page.emplace_back("loss", text);
-    write_file_atomically(*html,
-                          render_html(title, page, series,
-                                      render_memory_figures(series, task.step_observations(batch)) +
-                                          (flow ? grad_flow_html(*flow) : "")));
+    const FigureInput figure_input{.model = rc->model,
+                                   .task = rc->task,
+                                   .source = source,
+                                   .trained = !checkpoint.empty(),
+                                   .sample = lines,
+                                   .series = group_trace(trace),
+                                   .observed = task.step_observations(batch)};
+    write_file_atomically(
+        *html, render_html(title, page, series,
+                           render_memory_figures(series, figure_input.observed) +
+                               figures_html(figure_input) + (flow ? grad_flow_html(*flow) : "")));
   }
   if (json) {
     nlohmann::json j = series_json(series);

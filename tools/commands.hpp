@@ -19,5 +19,6 @@ int cmd_inspect(const Words& words);
 int cmd_babi_gen(const Words& words);
 int cmd_plot(const Words& words);
 int cmd_babi_generate(const Words& words);  // extended bAbI task 1 (tasks/babi_extended.hpp)
+int cmd_figure(const Words& words);
 
 }  // namespace memgrad::cli

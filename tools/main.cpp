@@ -24,6 +24,8 @@ const Command kCommands[] = {
      "one sample through a model: gates, weightings, memory over time; the tape"},
     {"plot", memgrad::cli::cmd_plot,
      "training curves of runs (log.jsonl), overlaid, as SVG or HTML"},
+    {"figure", memgrad::cli::cmd_figure,
+     "the papers' interpretability figures, drawn from a trained run (--list)"},
     {"gradcheck", memgrad::cli::cmd_gradcheck,
      "finite-difference gradient checks of ops and models"},
     {"bench", memgrad::cli::cmd_bench, "benchmarks: tape overhead, allocations, GEMM GFLOP/s"},

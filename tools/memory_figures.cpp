@@ -67,17 +67,18 @@ void axis_title(std::ostringstream& out, int y, const std::string& text) {
 // Fig. 2: slots down, steps across; the stored event's step in each cell, evictions outlined.
 void slot_panel(std::ostringstream& out, const std::vector<std::vector<double>>& hour,
                 const std::vector<std::vector<double>>* evicted, const Task::StepObservations& o,
-                const std::string& unit) {
+                const std::string& unit, bool notes) {
   const size_t steps = hour.size(), slots = hour.front().size();
   const double last = double(steps - 1);
   int evictions = 0;
-  out << "<h2>Fig. 2: explicit memory slot utilization</h2><div class=\"note\">Columns: the "
-      << html_escape(unit) << " t of the stay; rows: the explicit slots. Each cell prints the "
-      << html_escape(unit)
-      << " of the event the slot holds after step t's write (the paper's annotation), shaded "
-         "from light (early) to dark (late); empty slots are blank. A red outline marks an "
-         "eviction (the popped event is named in the cell's tooltip, which also lists the "
-         "variables the held event observed).</div>\n";
+  if (notes)
+    out << "<h2>Fig. 2: explicit memory slot utilization</h2><div class=\"note\">Columns: the "
+        << html_escape(unit) << " t of the stay; rows: the explicit slots. Each cell prints the "
+        << html_escape(unit)
+        << " of the event the slot holds after step t's write (the paper's annotation), shaded "
+           "from light (early) to dark (late); empty slots are blank. A red outline marks an "
+           "eviction (the popped event is named in the cell's tooltip, which also lists the "
+           "variables the held event observed).</div>\n";
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kLeft + kCell * int(steps) + 10
       << "\" height=\"" << kTop + kRow * int(slots) + 24 << "\" font-size=\"9\">\n";
   step_header(out, steps);
@@ -109,7 +110,9 @@ void slot_panel(std::ostringstream& out, const std::vector<std::vector<double>>&
     out << "\n";
   }
   axis_title(out, kTop + kRow * int(slots) + 16, unit + " of the stay (t) \u2192");
-  out << "</svg><div class=\"note\">" << evictions << " evictions</div>\n";
+  out << "</svg>";
+  if (notes) out << "<div class=\"note\">" << evictions << " evictions</div>";
+  out << "\n";
 }
 
 // The variables the sample observed, variable x step, with the events still held at the last
@@ -173,15 +176,16 @@ void variable_panel(std::ostringstream& out, const std::vector<std::vector<doubl
 
 // Fig. 3: g_t of every read/hop over the steps, one line each, on [0, 1].
 void gate_panel(std::ostringstream& out, const std::vector<std::vector<double>>& gate,
-                const std::string& unit) {
+                const std::string& unit, bool notes) {
   const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                            "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
   const size_t steps = gate.size(), hops = gate.front().size();
   const int height = 120;
-  out << "<h2>Fig. 3: influence of the explicit memory (read gate g_t)</h2><div class=\"note\">"
-         "g_t of each read/hop (Eq. 7: 1 reads only the explicit memory, 0 only the blurred "
-         "one) at every "
-      << html_escape(unit) << "; hover a point for its value.</div>\n";
+  if (notes)
+    out << "<h2>Fig. 3: influence of the explicit memory (read gate g_t)</h2><div class=\"note\">"
+           "g_t of each read/hop (Eq. 7: 1 reads only the explicit memory, 0 only the blurred "
+           "one) at every "
+        << html_escape(unit) << "; hover a point for its value.</div>\n";
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kLeft + kCell * int(steps) + 10
       << "\" height=\"" << kTop + height + 40 << "\" font-size=\"9\">\n";
   step_header(out, steps);
@@ -210,26 +214,60 @@ void gate_panel(std::ostringstream& out, const std::vector<std::vector<double>>&
 
 }  // namespace
 
+namespace {
+
+// The series behind the figures, checked; hour empty when the model records no "slot_hour".
+struct Slots {
+  const std::vector<std::vector<double>>* hour = nullptr;
+  const std::vector<std::vector<double>>* evicted = nullptr;
+  const std::vector<std::vector<double>>* gate = nullptr;
+};
+
+Slots slots_of(const std::vector<TraceSeries>& series) {
+  Slots s;
+  const TraceSeries* slots = find(series, "slot_hour");
+  if (!slots || slots->values.empty()) return s;
+  const size_t n = slots->values.front().size();
+  s.hour = &rows_of(*slots, n);
+  if (const TraceSeries* evicted = find(series, "evicted")) {
+    s.evicted = &rows_of(*evicted, n);
+    MG_CHECK(s.evicted->size() == s.hour->size(), "inspect: 'evicted' has ", s.evicted->size(),
+             " steps, 'slot_hour' ", s.hour->size());
+  }
+  const TraceSeries* gate = find(series, "read_gate");
+  if (gate && !gate->values.empty()) s.gate = &rows_of(*gate, gate->values.front().size());
+  return s;
+}
+
+std::string unit_of(const Task::StepObservations& observed) {
+  return observed.step_name.empty() ? "step" : observed.step_name;
+}
+
+}  // namespace
+
 std::string render_memory_figures(const std::vector<TraceSeries>& series,
                                   const Task::StepObservations& observed) {
-  const TraceSeries* slots = find(series, "slot_hour");
-  if (!slots || slots->values.empty()) return "";
-  const size_t n = slots->values.front().size();
-  const auto& hour = rows_of(*slots, n);
-  const TraceSeries* evicted = find(series, "evicted");
-  const TraceSeries* gate = find(series, "read_gate");
-  const std::string unit = observed.step_name.empty() ? "step" : observed.step_name;
+  const Slots s = slots_of(series);
+  if (!s.hour) return "";
+  const std::string unit = unit_of(observed);
   std::ostringstream out;
-  const std::vector<std::vector<double>>* ev = nullptr;
-  if (evicted) {
-    ev = &rows_of(*evicted, n);
-    MG_CHECK(ev->size() == hour.size(), "inspect: 'evicted' has ", ev->size(),
-             " steps, 'slot_hour' ", hour.size());
+  slot_panel(out, *s.hour, s.evicted, observed, unit, true);
+  if (!observed.steps.empty()) variable_panel(out, *s.hour, observed, unit);
+  if (s.gate) gate_panel(out, *s.gate, unit, true);
+  return out.str();
+}
+
+std::string ebmrnn_figure_svg(int figure, const std::vector<TraceSeries>& series,
+                              const Task::StepObservations& observed) {
+  const Slots s = slots_of(series);
+  MG_CHECK(s.hour, "figure: the model recorded no 'slot_hour' (an explicit memory)");
+  std::ostringstream out;
+  if (figure == 2) {
+    slot_panel(out, *s.hour, s.evicted, observed, unit_of(observed), false);
+  } else {
+    MG_CHECK(figure == 3 && s.gate, "figure: the model recorded no 'read_gate'");
+    gate_panel(out, *s.gate, unit_of(observed), false);
   }
-  slot_panel(out, hour, ev, observed, unit);
-  if (!observed.steps.empty()) variable_panel(out, hour, observed, unit);
-  if (gate && !gate->values.empty())
-    gate_panel(out, rows_of(*gate, gate->values.front().size()), unit);
   return out.str();
 }
 

@@ -25,4 +25,9 @@ namespace memgrad::cli {
 std::string render_memory_figures(const std::vector<TraceSeries>& series,
                                   const Task::StepObservations& observed);
 
+// Fig. 2 (figure 2) or Fig. 3 (figure 3) alone, as a standalone SVG document (`memgrad figure
+// ebmrnn-fig2`); an Error when the series lack what the figure draws.
+std::string ebmrnn_figure_svg(int figure, const std::vector<TraceSeries>& series,
+                              const Task::StepObservations& observed);
+
 }  // namespace memgrad::cli
