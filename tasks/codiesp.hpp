@@ -6,7 +6,7 @@
 //   Corpus c = load({.data_dir = ..., .language = "en"});    // train / dev / test Documents
 //   LabelSet ls = make_label_set(c, {.kind = "top", .top_k = 50});  // from train only
 //   Encoded e = encode(c, ls, {.min_count = 2, ...});        // tokens -> ids, labels -> 0/1
-//   fill_batch(e.split("train"), rows, max_length, dtype, batch);   // packed, longest first
+//   fill_batch(e.split("train"), L, rows, max_length, dtype, batch);  // packed, longest first
 //   e.vocab (text::Vocabulary), e.labels (LabelSet), e.splits[i].docs[j].{id, ids, labels}
 //
 // Files, in DIR or DIR/final_dataset_v4_to_publish:
