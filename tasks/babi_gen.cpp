@@ -44,6 +44,13 @@ constexpr double kAskCurrent = 0.8;
 // with kAsk so that story lengths match en/qa3's (docs/babi.md).
 constexpr int kWindow = 14;
 
+// A random location other than `from` (-1: not yet placed, any location): where a move goes.
+int move_to(Rng& rng, int locations, int from) {
+  int to = rng.below(locations - (from >= 0));
+  if (from >= 0 && to >= from) ++to;
+  return to;
+}
+
 struct Place {
   int location;
   int line;       // the id of the statement that put the object there ...
@@ -89,8 +96,7 @@ int64_t task1_story(const Spec& s, Rng& rng, int64_t questions_left, std::ostrin
   };
   for (int i = 0; i < s.statements && asked < questions_left; ++i) {
     const int a = rng.below(s.actors);
-    int to = rng.below(s.locations - (where[size_t(a)] >= 0));
-    if (where[size_t(a)] >= 0 && to >= where[size_t(a)]) ++to;  // another location
+    const int to = move_to(rng, s.locations, where[size_t(a)]);
     if (where[size_t(a)] < 0) moved.push_back(a);
     where[size_t(a)] = to;
     moved_at[size_t(a)] = story.statement(actors[size_t(a)] + " " + kMoves[rng.below(5)] + " the " +
@@ -162,8 +168,7 @@ int64_t task3_story(const Spec& s, Rng& rng, int64_t questions_left, std::ostrin
       name_object(o, line);
       visit(o, where[size_t(a)], line);
     } else {
-      int to = rng.below(s.locations - (where[size_t(a)] >= 0));
-      if (where[size_t(a)] >= 0 && to >= where[size_t(a)]) ++to;
+      const int to = move_to(rng, s.locations, where[size_t(a)]);
       where[size_t(a)] = to;
       const int line =
           story.statement(name + " " + kMoves[rng.below(5)] + " the " + locs[size_t(to)]);
