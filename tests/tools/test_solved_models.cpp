@@ -38,7 +38,7 @@ nlohmann::json read_json(const std::filesystem::path& p) {
 }  // namespace
 
 TEST_CASE("l1-logreg and linear-svm: a path run, its resume, and the settings it refuses" *
-          doctest::test_suite(kSharedData)) {
+          doctest::test_suite(test::kSharedData)) {
   if (!shared_data_present(shared_path("data/codiesp"))) return;
   TempDir tmp;
   for (const std::string model : {"l1-logreg", "linear-svm"}) {
