@@ -436,11 +436,11 @@ void Trainer::reserve_memory(int64_t step) {
 }
 
 // A model with its own exact solver (models/solved_model.hpp): the first step shows it every
-// training example of the step's epoch, one batch of one each (a batch of the run's size would
-// leave out the remainder of the division), in the epoch's order; batches are pure functions of
-// the step, so a resumed run shows the same examples. A step's loss is its batch's under the
-// current solution, and no step updates anything (the model's on_epoch_end solves). Each step
-// still counts as an update, as checkpoints expect.
+// training example of the step's epoch, one batch of one each, then the validation batches (a batch
+// of the run's size would leave out the remainder of the division), in the epoch's order; batches
+// are pure functions of the step, so a resumed run shows the same examples. A step's loss is its
+// batch's under the current solution, and no step updates anything (the model's on_epoch_end
+// solves). Each step still counts as an update, as checkpoints expect.
 StepTiming Trainer::exact_model_step(SolvedModel& solved, int64_t step) {
   const auto t0 = Clock::now();
   if (solved.needs_data()) {
@@ -448,6 +448,11 @@ StepTiming Trainer::exact_model_step(SolvedModel& solved, int64_t step) {
     for (int64_t k = 0; k < examples; ++k) {
       task_->train_batch(epoch * examples + k, 1, config_.dtype, batch_data_);
       solved.observe(batch_data_, k + 1 == examples);
+    }
+    const int64_t validation = task_->validation_batches(batch_);
+    for (int64_t k = 0; k < validation; ++k) {
+      task_->validation_batch(k, batch_, config_.dtype, batch_data_);
+      solved.observe_validation(batch_data_, k + 1 == validation);
     }
   }
   tape_.reset();

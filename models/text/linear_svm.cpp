@@ -1,6 +1,7 @@
 // Flat linear SVM per label on tf-idf (see linear_svm.hpp).
 #include "models/text/linear_svm.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -47,6 +48,15 @@ SolverReport LinearSvm::solve_label(int64_t epoch, int64_t label, std::vector<do
 Var LinearSvm::data_loss(Var logits, Var labels) const {
   const Var margin = relu(add_scalar(neg(mul(scale_shift(labels, 2.0, -1.0), logits)), 1.0));
   return mean(loss_ == SvmLoss::squared_hinge ? mul(margin, margin) : margin);
+}
+
+double LinearSvm::label_loss(std::span<const double> margins, std::span<const double> y) const {
+  double s = 0;
+  for (size_t i = 0; i < margins.size(); ++i) {
+    const double e = std::max(0.0, 1 - (2 * y[i] - 1) * margins[i]);
+    s += loss_ == SvmLoss::squared_hinge ? e * e : e;
+  }
+  return s / double(margins.size());
 }
 
 namespace {

@@ -28,6 +28,7 @@ class LinearSvm : public TfIdfLinear {
   SolverReport solve_label(int64_t epoch, int64_t label, std::vector<double>& w,
                            double& b) const override;
   Var data_loss(Var logits, Var labels) const override;
+  double label_loss(std::span<const double> margins, std::span<const double> y) const override;
 
  private:
   double c_at(int64_t epoch) const;

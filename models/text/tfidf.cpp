@@ -70,7 +70,7 @@ void NoteCollector::add(const Batch& batch, const char* model) {
   }
 }
 
-TfIdfData NoteCollector::build() const {
+TfIdfData NoteCollector::build(const std::vector<double>* idf) const {
   std::vector<const Note*> order;
   for (const Note& n : notes_) order.push_back(&n);
   std::sort(order.begin(), order.end(), [](const Note* a, const Note* b) { return *a < *b; });
@@ -84,6 +84,11 @@ TfIdfData NoteCollector::build() const {
   d.idf.resize(size_t(vocab_));
   for (int64_t w = 0; w < vocab_; ++w)
     d.idf[size_t(w)] = std::log((1.0 + double(d.notes)) / (1.0 + double(df[size_t(w)]))) + 1.0;
+  if (idf) {
+    MG_CHECK(int64_t(idf->size()) == vocab_, "tf-idf: ", idf->size(),
+             " idf weights for a vocabulary of ", vocab_);
+    d.idf = *idf;
+  }
   d.rows.width = vocab_;
   std::vector<int32_t> idx;
   std::vector<double> val;

@@ -58,7 +58,9 @@ class NoteCollector {
   NoteCollector(int64_t vocab, int64_t labels) : vocab_(vocab), labels_(labels) {}
   void add(const Batch& batch, const char* model);  // an Error names the model and the field
   int64_t size() const { return int64_t(notes_.size()); }
-  TfIdfData build() const;
+  // With `idf`, the features use it (the dev notes take the training notes' idf); without, the
+  // idf is counted on these notes.
+  TfIdfData build(const std::vector<double>* idf = nullptr) const;
   void clear() { notes_.clear(); }
 
  private:

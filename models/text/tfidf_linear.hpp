@@ -7,7 +7,11 @@
 // shows the model all training notes once, and at the end of epoch e the model solves every
 // label's problem at the path's e-th strength (convex_solvers.hpp) and sets W, b (and the idf
 // weights) to the solution; the codiesp task's model selection then keeps the epoch (path point)
-// of best dev micro AUC-PR, so the strength is chosen once for all labels on the dev split. The
+// of best dev micro AUC-PR, so the strength is chosen once for all labels on the dev split. With
+// `--select per_label` each label instead keeps, from the path points solved so far, the solution
+// of least dev loss (its own data term on the dev notes, with the training notes' idf): the
+// parameters after epoch e hold every label's best of points 1..e, and each point is solved from
+// them (any start reaches the optimum). The
 // note of each epoch's log line gives the strength, the weights left non-zero, the sweeps, the
 // largest relative duality gap and the solver's CPU seconds.
 //
@@ -18,6 +22,7 @@
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,7 +41,10 @@ class TfIdfLinear : public Model, public SolvedModel {
   bool supports_shards() const override { return true; }
   bool needs_data() const override { return !data_; }
   void observe(const Batch& batch, bool last) override;
+  void observe_validation(const Batch& batch, bool last) override;
   std::string on_epoch_end(int64_t epoch, double validation_loss) override;
+  nlohmann::json training_state() const override;
+  void set_training_state(const nlohmann::json& state) override;
 
  protected:
   // `defaults` holds the model's own keys; the task's sizes, the solver's tolerance and sweep
@@ -55,14 +63,20 @@ class TfIdfLinear : public Model, public SolvedModel {
                                    double& b) const = 0;
   // The smooth data term of the objective from logits [B, L] and 0/1 labels [B, L].
   virtual Var data_loss(Var logits, Var labels) const = 0;
+  // The same term for one label's margins and 0/1 labels (per-label choice on dev).
+  virtual double label_loss(std::span<const double> margins, std::span<const double> y) const = 0;
 
  private:
   std::string name_;
   nlohmann::json config_;
   int64_t vocab_ = 0, labels_ = 0;
   SolverOptions solver_;
-  NoteCollector notes_;
-  std::unique_ptr<TfIdfData> data_;
+  NoteCollector notes_, dev_notes_;
+  std::unique_ptr<TfIdfData> data_, dev_;
+  bool per_label_ = false;  // select "per_label": each label keeps its point of least dev loss
+  std::vector<double> best_dev_loss_;  // per label, of the solution it keeps (per_label)
+  std::vector<int64_t> kept_point_;    // per label, the path point it keeps (per_label)
+  double dev_loss_of(int64_t label, std::span<const double> w, double b) const;
   Parameter *w_ = nullptr, *b_ = nullptr, *idf_ = nullptr;
 };
 

@@ -256,7 +256,8 @@ TEST_CASE("l1-logreg and linear-svm: forward's logits are the solution's margins
   make_check_batch(rng, DType::f64, batch, 12, 6, 9, 3);
   for (const char* name : {"l1-logreg", "linear-svm"}) {
     CAPTURE(name);
-    auto model = create_model(name, {{"input_vocab", 9}, {"labels", 3}}, DType::f64, 1);
+    auto model = create_model(name, {{"input_vocab", 9}, {"labels", 3}, {"select", "global"}},
+                              DType::f64, 1);
     auto* solved = dynamic_cast<SolvedModel*>(model.get());
     REQUIRE(solved);
     CHECK(solved->needs_data());
@@ -291,4 +292,40 @@ TEST_CASE("l1-logreg and linear-svm: forward's logits are the solution's margins
     for (size_t i = 0; i < want.size(); ++i)
       for (size_t l = 0; l < 3; ++l) CHECK(got[i][l] == doctest::Approx(want[i][l]).epsilon(1e-9));
   }
+}
+
+TEST_CASE("l1-logreg per label: each label keeps the path point of least dev loss") {
+  Rng rng(6);
+  Batch train, dev;
+  make_check_batch(rng, DType::f64, train, 12, 6, 9, 3);
+  make_check_batch(rng, DType::f64, dev, 8, 6, 9, 3);
+  auto model = create_model("l1-logreg", {{"input_vocab", 9}, {"labels", 3}}, DType::f64, 1);
+  CHECK(model->config().at("select") == "per_label");  // the paper's choice is the default
+  auto* solved = dynamic_cast<SolvedModel*>(model.get());
+  REQUIRE(solved);
+  solved->observe(train, true);
+  CHECK_THROWS_WITH_AS(model->on_epoch_end(1, 0.0), doctest::Contains("validation notes"), Error);
+  solved->observe_validation(dev, true);
+  CHECK(model->on_epoch_end(1, 0.0).find(", 3 labels keep it") != std::string::npos);
+  // Later points: a label whose dev loss does not fall keeps its parameters and its point.
+  for (int64_t e = 2; e <= 12; ++e) {
+    const Tensor before = model->params().get("W").value.clone();
+    const nlohmann::json state_before = model->training_state();
+    model->on_epoch_end(e, 0.0);
+    const nlohmann::json state = model->training_state();
+    for (int64_t l = 0; l < 3; ++l) {
+      const double was = state_before["best_dev_loss"][l], now = state["best_dev_loss"][l];
+      CHECK(now <= was);
+      if (now == was) {
+        CHECK(state["kept_point"][l] == state_before["kept_point"][l]);
+        for (int64_t v = 0; v < 9; ++v)
+          CHECK(model->params().get("W").value.at(v * 3 + l) == before.at(v * 3 + l));
+      } else {
+        CHECK(state["kept_point"][l] == e);
+      }
+    }
+  }
+  // Here the dev loss stops falling before the path's end for some label (overfitting).
+  const auto kept = model->training_state()["kept_point"].get<std::vector<int64_t>>();
+  CHECK(*std::min_element(kept.begin(), kept.end()) < 12);
 }

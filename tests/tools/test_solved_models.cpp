@@ -1,6 +1,7 @@
 // `memgrad train` of the models with their own exact solvers (models/solved_model.hpp: l1-logreg,
 // linear-svm) on the real CodiEsp notes: each epoch solves one point of the regularisation path
-// and logs it, a resumed run is the uninterrupted one, and the settings such a run cannot honour
+// and logs it (with --select per_label, each label keeps its point of least dev loss), a resumed
+// run is the uninterrupted one, and the settings such a run cannot honour
 // are refused. Skipped (ctest entry tools_shared_data) when ../shared/data/codiesp is absent.
 #include <doctest/doctest.h>
 
@@ -41,11 +42,20 @@ TEST_CASE("l1-logreg and linear-svm: a path run, its resume, and the settings it
           doctest::test_suite(test::kSharedData)) {
   if (!shared_data_present(shared_path("data/codiesp"))) return;
   TempDir tmp;
-  for (const std::string model : {"l1-logreg", "linear-svm"}) {
-    CAPTURE(model);
-    const auto whole = tmp.path / (model + "-whole"), split = tmp.path / (model + "-split");
-    REQUIRE(cli::cmd_train(codiesp_run(model, whole, 4)) == 0);
-    REQUIRE(cli::cmd_train(codiesp_run(model, split, 2)) == 0);
+  // l1-logreg chooses per label by default, linear-svm globally.
+  for (const std::string variant : {"l1-logreg", "l1-logreg global", "linear-svm"}) {
+    CAPTURE(variant);
+    const std::string model = variant.substr(0, variant.find(' '));
+    const bool per_label = variant == "l1-logreg";
+    auto run = [&](const std::filesystem::path& out, int epochs) {
+      Words words = codiesp_run(model, out, epochs);
+      if (variant == "l1-logreg global") words.insert(words.end(), {"--select", "global"});
+      return words;
+    };
+    const std::string name = model + (per_label ? "-per-label" : "");
+    const auto whole = tmp.path / (name + "-whole"), split = tmp.path / (name + "-split");
+    REQUIRE(cli::cmd_train(run(whole, 4)) == 0);
+    REQUIRE(cli::cmd_train(run(split, 2)) == 0);
     REQUIRE(cli::cmd_train({"--resume", split.string(), "--epochs", "4", "--quiet"}) == 0);
     const auto lines = log_without_times(whole);
     CHECK(lines == log_without_times(split));
@@ -58,6 +68,10 @@ TEST_CASE("l1-logreg and linear-svm: a path run, its resume, and the settings it
         const std::string note = j.at("note").get<std::string>();
         CHECK(note.rfind(model == "l1-logreg" ? "lambda " : "C ", 0) == 0);
         CHECK(note.find("NOT converged") == std::string::npos);
+        // per_label: how many labels keep the point (all at the first point).
+        CHECK((note.find("labels keep it") != std::string::npos) == per_label);
+        if (per_label && j.at("epoch") == 1)
+          CHECK(note.find(", 50 labels keep it") != std::string::npos);
       }
     CHECK(epochs == 4);
     const nlohmann::json m = read_json(whole / "metrics.json");
