@@ -238,6 +238,13 @@ class CodiespTask : public Task {
       lines.emplace_back("predicted " + std::to_string(r + 1),
                          std::string(p) + "  " + label_name(top[r]) + (hit ? "  (gold)" : ""));
     }
+    // The labels' positions in the model's outputs, for figures (grnn-fig4 picks their rows).
+    std::string gold_index, top_index;
+    for (int64_t l : data_.split(split).docs[size_t(index)].labels)
+      gold_index += (gold_index.empty() ? "" : " ") + std::to_string(l);
+    for (const int l : top) top_index += (top_index.empty() ? "" : " ") + std::to_string(l);
+    lines.emplace_back("gold label indices", gold_index);
+    lines.emplace_back("predicted label indices", top_index);
     return lines;
   }
   // The words the model read, one per step.

@@ -12,6 +12,7 @@
 #include "engine/checkpoint.hpp"
 #include "engine/quote.hpp"
 #include "engine/threads.hpp"
+#include "models/solved_model.hpp"
 #include "tools/args.hpp"
 
 namespace memgrad::cli {
@@ -284,6 +285,11 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
   const int64_t iterations = config_.train.at("iterations").get<int64_t>();
   total_steps_ = epochs > 0 ? epochs * steps_per_epoch_ : iterations;
   MG_CHECK(total_steps_ >= 1, "nothing to train: set --iterations N or --epochs N");
+  MG_CHECK(
+      !dynamic_cast<SolvedModel*>(model_.get()) || (global_shards_ == 1 && steps_per_epoch_ > 1),
+      "model ", config_.model,
+      " is solved exactly at each epoch's end, from all the training data at once: it "
+      "needs one process, --shards 1 and at least two steps per epoch (a smaller --batch)");
   // Early stopping watches the epoch-end validation score of model selection.
   const int64_t patience = config_.train.at("patience").get<int64_t>();
   MG_CHECK(patience == 0 || !task_->selection_metric().empty(), "patience (--patience ", patience,
@@ -429,7 +435,41 @@ void Trainer::reserve_memory(int64_t step) {
   memory_reserved_ = true;
 }
 
+// A model with its own exact solver (models/solved_model.hpp): the first step shows it every
+// training example of the step's epoch, one batch of one each, then the validation batches (a batch
+// of the run's size would leave out the remainder of the division), in the epoch's order; batches
+// are pure functions of the step, so a resumed run shows the same examples. A step's loss is its
+// batch's under the current solution, and no step updates anything (the model's on_epoch_end
+// solves). Each step still counts as an update, as checkpoints expect.
+StepTiming Trainer::exact_model_step(SolvedModel& solved, int64_t step) {
+  const auto t0 = Clock::now();
+  if (solved.needs_data()) {
+    const int64_t examples = task_->steps_per_epoch(1), epoch = step / steps_per_epoch_;
+    for (int64_t k = 0; k < examples; ++k) {
+      task_->train_batch(epoch * examples + k, 1, config_.dtype, batch_data_);
+      solved.observe(batch_data_, k + 1 == examples);
+    }
+    const int64_t validation = task_->validation_batches(batch_);
+    for (int64_t k = 0; k < validation; ++k) {
+      task_->validation_batch(k, batch_, config_.dtype, batch_data_);
+      solved.observe_validation(batch_data_, k + 1 == validation);
+    }
+  }
+  tape_.reset();
+  task_->train_batch(step, batch_, config_.dtype, batch_data_);
+  StepTiming timing;
+  {
+    NoGradScope no_grad(tape_);
+    timing.loss = model_->forward(tape_, batch_data_, ForwardOptions{}).loss.value().at(0);
+  }
+  timing.forward_ms = ms_since(t0);
+  optimizer_->set_steps(optimizer_->steps() + 1);
+  return timing;
+}
+
 StepTiming Trainer::train_step(int64_t step) {
+  if (auto* solved = dynamic_cast<SolvedModel*>(model_.get()))
+    return exact_model_step(*solved, step);
   if (!memory_reserved_) reserve_memory(step);
   ParameterSet& params = model_->params();
   auto t0 = Clock::now();

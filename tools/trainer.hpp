@@ -18,6 +18,10 @@
 #include "tasks/task.hpp"
 #include "tools/ranks.hpp"
 
+namespace memgrad {
+class SolvedModel;
+}
+
 namespace memgrad::cli {
 
 // Everything that defines a run; written to config.json and read back by eval and resume.
@@ -136,6 +140,7 @@ class Trainer {
   Tape& shard_tape(int64_t s) { return s == 0 ? tape_ : shard_tapes_[size_t(s - 1)]; }
   void split_batch();
   StepTiming forward_backward(int64_t step, std::chrono::steady_clock::time_point t0);
+  StepTiming exact_model_step(SolvedModel& solved, int64_t step);
   StepTiming forward_backward_shards(int64_t step, std::chrono::steady_clock::time_point t0);
   // Before the first step: forward and backward on the task's largest batch
   // (Task::largest_train_batch), gradients zeroed, no update, so that the tapes' arenas and the

@@ -2,8 +2,8 @@
 # Every page and SVG the tools write, opened in headless Chromium: the main job (tools/main.sh on
 # a tiny model trained 3 steps) and its page, `memgrad inspect --html` pages, and every figure of
 # `memgrad figure --list` whose model and task can be trained here in seconds (sum2seq, bAbI on a
-# hand-made story file; the EBmRNN figures need PhysioNet data and are drawn when
-# ../shared/data has it). Each must be self-contained (no URL but the SVG namespace), parse
+# hand-made story file; the EBmRNN figures need PhysioNet data and the GRNN figure CodiEsp, and
+# are drawn when ../shared/data has them). Each must be self-contained (no URL but the SVG namespace), parse
 # (Chromium's DOM holds no parser error and every <svg> of the file), and render: a screenshot
 # with enough non-white pixels. Skipped (exit 77), saying why, where Chromium or Python 3 (which
 # reads the screenshots' PNG) is missing.
@@ -76,10 +76,25 @@ else
   echo "render_pages.sh: no PhysioNet data in $shared: the EBmRNN figures are not drawn"
 fi
 
-# Every figure of the registry is drawn above (the EBmRNN ones where the data are).
+if [ -d "$shared/codiesp" ]; then
+  # A tiny GRNN, one epoch of two steps on notes cut to 30 words: the figure's rows and words.
+  "$bin" train --task codiesp --model grnn --data "$shared/codiesp" --epochs 1 --batch 250 \
+    --max-length 30 --embedding 8 --control 4 --out "$tmp/grnn" --quiet > /dev/null \
+    2> "$tmp/grnn.err" || { cat "$tmp/grnn.err"; fail "training grnn failed"; }
+  "$bin" figure grnn-fig4 --checkpoint "$tmp/grnn" --sample 2 --out "$tmp/grnn-fig4.svg" >/dev/null
+  "$bin" figure grnn-fig4 --checkpoint "$tmp/grnn" --out "$tmp/grnn-fig4.html" >/dev/null
+  grep -q '\[gold\]' "$tmp/grnn-fig4.svg" || fail "grnn-fig4 has no gold label row"
+  "$bin" inspect --checkpoint "$tmp/grnn" --html "$tmp/grnn.html" >/dev/null
+  grep -q "memgrad figure grnn-fig4" "$tmp/grnn.html" || fail "the grnn page lacks its figure"
+  pages+=("$tmp/grnn-fig4.svg" "$tmp/grnn-fig4.html" "$tmp/grnn.html")
+else
+  echo "render_pages.sh: no CodiEsp data in $shared: the GRNN figure is not drawn"
+fi
+
+# Every figure of the registry is drawn above (the EBmRNN and GRNN ones where the data are).
 for name in $("$bin" figure --list | awk '/^[a-z]/ {print $1}'); do
   [ -s "$tmp/$name.svg" ] || [[ $name == ebmrnn-* && ! -d "$shared/physionet-challenge-2012" ]] ||
-    fail "figure $name is not drawn by this test"
+    [[ $name == grnn-* && ! -d "$shared/codiesp" ]] || fail "figure $name is not drawn by this test"
 done
 
 count_white() { # count_white PNG: "non-white-pixels total-pixels" of an 8-bit RGB(A) PNG

@@ -252,6 +252,11 @@ TEST_CASE("codiesp task: dimensions, curriculum, evaluation") {
   const auto lines = task->describe_example(b, perfect(b));
   CHECK(lines[0].second.find("g (test") == 0);
   CHECK(lines[2].second.find("(gold)") != std::string::npos);
+  // The label positions a figure reads (grnn-fig4): the gold label of "g" and the top 3 labels.
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines[lines.size() - 2].first == "gold label indices");
+  CHECK(lines.back().first == "predicted label indices");
+  CHECK(lines.back().second.size() == 5);  // three indices, e.g. "0 1 2"
   CHECK(error_of([&] { task->text_example("zz", DType::f32, b); }).find("no document") !=
         std::string::npos);
 }

@@ -40,6 +40,19 @@ std::string blue(double v) {
   return buf;
 }
 
+// Blue (-1) through white (0) to red (+1).
+std::string diverging(double v) {
+  const double t = std::clamp(v, -1.0, 1.0);
+  char buf[16];
+  if (t >= 0)
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", int(255 - 40 * t), int(255 - 215 * t),
+                  int(255 - 215 * t));
+  else
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", int(255 + 215 * t), int(255 + 150 * t),
+                  int(255 + 40 * t));
+  return buf;
+}
+
 void notes_at(std::ostringstream& out, int x, int y, const std::vector<std::string>& notes) {
   for (size_t i = 0; i < notes.size(); ++i) text(out, x, y + 16 * int(i), notes[i]);
 }
@@ -131,6 +144,65 @@ std::string weight_table_svg(const WeightTable& t) {
     out << "\n";
   }
   notes_at(out, left, top + row_h * nrow + 18, t.notes);
+  out << "</svg>\n";
+  return out.str();
+}
+
+std::string belief_map_svg(const BeliefMap& m) {
+  MG_CHECK(m.values.size() == m.row_labels.size(), "figure '", m.title, "': ", m.row_labels.size(),
+           " row labels for ", m.values.size(), " rows");
+  for (const auto& row : m.values)
+    MG_CHECK(row.size() == m.columns.size(), "figure '", m.title, "': a row of ", row.size(),
+             " values for ", m.columns.size(), " columns");
+  MG_CHECK(m.hi > m.lo, "figure '", m.title, "': empty colour scale");
+  int label_w = 0;
+  for (const std::string& s : m.row_labels) label_w = std::max(label_w, text_width(s));
+  size_t longest = 1;
+  for (const std::string& s : m.columns) longest = std::max(longest, s.size());
+  const int ncol = int(m.columns.size()), nrow = int(m.row_labels.size());
+  const int cell_w = 13, row_h = 18, top = 60, left = 10, grid_x = left + label_w + 12;
+  const int words_h = int(std::ceil(kCharWidth * 0.85 * double(longest))) + 10;
+  int width = grid_x + cell_w * ncol + 10;
+  for (const std::string& s : m.notes) width = std::max(width, text_width(s) + 20);
+  width = std::max(width, title_width(m.title) + 260);
+  const int grid_bottom = top + row_h * nrow;
+  const int height = grid_bottom + words_h + 20 + 16 * int(m.notes.size());
+  std::ostringstream out;
+  open_svg(out, width, height);
+  text(out, left, 20, m.title, "start", " font-weight=\"bold\"");
+  // The colour key: lo, midpoint and hi.
+  const int key_x = left, key_y = 32;
+  for (int k = 0; k <= 20; ++k)
+    out << "<rect x=\"" << key_x + 8 * k << "\" y=\"" << key_y
+        << "\" width=\"8\" height=\"10\" fill=\"" << diverging(-1 + k / 10.0) << "\"/>";
+  text(out, key_x, key_y + 22, svg_number(m.lo, "%.2g"), "start", " font-size=\"10\"");
+  text(out, key_x + 84, key_y + 22, svg_number((m.lo + m.hi) / 2, "%.2g"), "middle",
+       " font-size=\"10\"");
+  text(out, key_x + 168, key_y + 22, svg_number(m.hi, "%.2g"), "end", " font-size=\"10\"");
+  text(out, key_x + 180, key_y + 9, m.scale_title);
+  for (int i = 0; i < nrow; ++i) {
+    const int y = top + row_h * i;
+    text(out, grid_x - 8, y + 13, m.row_labels[size_t(i)], "end");
+    for (int j = 0; j < ncol; ++j) {
+      const double v = m.values[size_t(i)][size_t(j)];
+      out << "<rect class=\"cell\" x=\"" << grid_x + cell_w * j << "\" y=\"" << y << "\" width=\""
+          << cell_w - 1 << "\" height=\"" << row_h - 1 << "\" fill=\""
+          << diverging(2 * (v - m.lo) / (m.hi - m.lo) - 1) << "\"><title>"
+          << html_escape(m.columns[size_t(j)]) << " (word " << j + 1 << "), "
+          << html_escape(m.row_labels[size_t(i)]) << ": " << svg_number(v, "%.4f")
+          << "</title></rect>";
+    }
+    out << "\n";
+  }
+  for (int j = 0; j < ncol; ++j) {  // the words, written downwards under their column
+    const double x = grid_x + cell_w * j + cell_w / 2.0 + 3, y = grid_bottom + 6;
+    text(out, x, y, m.columns[size_t(j)], "start",
+         (" font-size=\"10\" transform=\"rotate(90 " + svg_number(x, "%.1f") + " " +
+          svg_number(y, "%.1f") + ")\"")
+             .c_str());
+  }
+  out << "\n";
+  notes_at(out, left, grid_bottom + words_h + 20, m.notes);
   out << "</svg>\n";
   return out.str();
 }

@@ -1,6 +1,7 @@
 // Small SVG drawings the papers' figures are made of: a bar chart of one value per input token
 // (the DMNC paper's write-gate figures) and a shaded table of weights per row and column (the
-// MemN2N paper's attention per hop). Each returns a standalone SVG document on a white ground.
+// MemN2N paper's attention per hop), and a heat map of values over a text's words (the GRNN
+// paper's beliefs). Each returns a standalone SVG document on a white ground.
 #pragma once
 #include <string>
 #include <vector>
@@ -33,5 +34,20 @@ struct WeightTable {
 // A table of the rows' labels and one shaded cell per column printing its value (white at 0,
 // dark blue at 1), as in the MemN2N paper's Fig. 2. An Error when the shapes disagree.
 std::string weight_table_svg(const WeightTable& table);
+
+struct BeliefMap {
+  std::string title;
+  std::vector<std::string> row_labels;      // e.g. the labels' codes and titles
+  std::vector<std::string> columns;         // e.g. the note's words, in reading order
+  std::vector<std::vector<double>> values;  // [row][column], on [lo, hi]
+  double lo = -1, hi = 1;          // the colour scale: blue at lo, white halfway, red at hi
+  std::string scale_title;         // what the colours are, e.g. "belief g_t"
+  std::vector<std::string> notes;  // lines under the map
+};
+// A heat map of one value per row and column, small cells without printed numbers (each cell's
+// tooltip gives its column, row and value), the column labels written vertically under the cells,
+// a colour key beside the title: the GRNN paper's belief-over-the-note figure (Fig. 4) for every
+// row at once. An Error when the shapes disagree.
+std::string belief_map_svg(const BeliefMap& map);
 
 }  // namespace memgrad::cli

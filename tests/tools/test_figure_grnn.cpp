@@ -1,0 +1,84 @@
+// grnn-fig4 (tools/figures/grnn.cpp) on a hand-made inspection of one note: which labels become
+// rows (the gold ones, then the top predicted ones that are not gold), their names, the words as
+// columns, each cell's value, and the errors for an input it cannot draw. The render test
+// (tests/scripts/render_pages.sh) draws it from a trained model when CodiEsp is there.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tests/test_util.hpp"
+#include "tools/figures/figure.hpp"
+
+using namespace memgrad;
+using namespace memgrad::cli;
+
+namespace {
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A note of three words and three labels: gold labels 0 and 2, predicted order 2, 1, 0.
+FigureInput note_input(const std::string& series = "g") {
+  FigureInput in;
+  in.model = "grnn";
+  in.task = "codiesp";
+  in.source = "test sample 0";
+  in.sample = {{"document", "d1 (test, d1.txt)"},
+               {"gold labels", "a00 First title; c00 Third title"},
+               {"predicted 1", "0.9000  c00 Third title  (gold)"},
+               {"predicted 2", "0.6000  b00 Second title"},
+               {"predicted 3", "0.1000  a00 First title  (gold)"},
+               {"gold label indices", "0 2"},
+               {"predicted label indices", "2 1 0"}};
+  TraceSeries g;
+  g.name = series;
+  g.shape = Shape{3};
+  g.steps = {0, 1, 2};
+  g.values = {{-0.5, 0.0, 0.25}, {-0.75, 0.5, 0.5}, {-1.0, 0.125, 1.0}};
+  in.series.push_back(g);
+  in.observed.step_name = "word";
+  for (const char* w : {"patient", "diabetes", "hypertension"})
+    in.observed.steps.push_back({{w, 1.0}});
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("grnn-fig4: gold then predicted labels as rows, the note's words as columns") {
+  const FigureInfo& fig = find_figure("grnn-fig4");
+  CHECK(figure_applies(fig, "grnn", "codiesp"));
+  CHECK(figure_applies(fig, "text-gru", "codiesp"));
+  CHECK_FALSE(figure_applies(fig, "grnn", "babi"));
+  const std::string svg = fig.draw(note_input());
+  CHECK(count(svg, "class=\"cell\"") == 9);  // 3 rows (2 gold, 1 predicted) x 3 words
+  CHECK(svg.find("a00 First title  [gold]") != std::string::npos);
+  CHECK(svg.find("c00 Third title  [gold]") != std::string::npos);
+  CHECK(svg.find("b00 Second title  [predicted 2, p 0.6000]") != std::string::npos);
+  // Cells read label l of each step: c00 (label 2) after "hypertension" is 1, b00 (label 1)
+  // after "diabetes" is 0.5.
+  CHECK(svg.find("hypertension (word 3), c00 Third title  [gold]: 1.0000") != std::string::npos);
+  CHECK(svg.find("diabetes (word 2), b00 Second title  [predicted 2, p 0.6000]: 0.5000") !=
+        std::string::npos);
+  CHECK(svg.find("Grounded belief g_t") != std::string::npos);
+}
+
+TEST_CASE("grnn-fig4: a GRU's probabilities, and the inputs it refuses") {
+  const FigureInfo& fig = find_figure("grnn-fig4");
+  FigureInput gru = note_input("p");
+  gru.model = "text-gru";
+  CHECK(fig.draw(gru).find("Label probability") != std::string::npos);
+  FigureInput short_note = note_input();
+  short_note.observed.steps.pop_back();
+  CHECK(test::error_of([&] { fig.draw(short_note); }).find("3 steps of g for a note of 2 words") !=
+        std::string::npos);
+  FigureInput names = note_input();
+  names.sample[1].second = "a00 First title";  // two gold indices, one name
+  CHECK(test::error_of([&] { fig.draw(names); }).find("2 gold label indices for 1") !=
+        std::string::npos);
+  FigureInput none = note_input();
+  none.series.clear();
+  CHECK(test::error_of([&] { fig.draw(none); }).find("grnn-fig4") != std::string::npos);
+}
