@@ -5,9 +5,24 @@
 #include <unordered_map>
 
 #include "engine/error.hpp"
+#include "tasks/csv_stream.hpp"
 #include "tasks/mimic_drugs.hpp"
 
 namespace memgrad::mimic {
+namespace {
+
+// ICD-9 code -> its first ICD-10 target in a GEM table (columns icd_9, icd_10).
+std::unordered_map<std::string, std::string> read_gem(const std::string& path) {
+  CsvReader csv(path);
+  const size_t from = csv.column("icd_9"), to = csv.column("icd_10");
+  std::unordered_map<std::string, std::string> map;
+  while (csv.next())
+    if (!csv.field(from).empty() && !csv.field(to).empty())
+      map.emplace(csv.field(from), csv.field(to));  // the first target is kept
+  return map;
+}
+
+}  // namespace
 
 std::string icd_category(const std::string& token) {
   const size_t colon = token.find(':');
@@ -30,8 +45,17 @@ ProgressionData make_progression_data(const ProgressionOptions& o) {
   d.ehr = load(o.load);
   const Ehr& ehr = d.ehr;
   // Diagnosis units: the codes themselves or their categories.
+  std::unordered_map<std::string, std::string> gem;
+  if (!o.icd9_to_10.empty()) gem = read_gem(o.icd9_to_10);
   std::unordered_map<std::string, int32_t> unit_id;
-  for (const std::string& code : ehr.dx_codes) {
+  for (std::string code : ehr.dx_codes) {
+    if (!gem.empty() && code.rfind("10:", 0) != 0) {  // ICD-9: "9:4019" (MIMIC-IV) or "4019"
+      const auto it = gem.find(code.rfind("9:", 0) == 0 ? code.substr(2) : code);
+      if (it != gem.end())
+        code = std::string("10:").append(it->second), ++d.icd9_mapped;
+      else
+        ++d.icd9_unmapped;
+    }
     const std::string unit = o.categories ? icd_category(code) : code;
     const auto [it, added] = unit_id.emplace(unit, int32_t(d.dx_units.size()));
     if (added) d.dx_units.push_back(unit);

@@ -13,7 +13,8 @@
 //
 // Diagnoses are full codes or, with `categories`, ICD categories: the first three characters
 // (ICD-9 E codes four: E849); MIMIC-IV keeps the version ("9:401", "10:I10"), so ICD-9 and
-// ICD-10 categories of the demo's mixed admissions stay two vocabularies.
+// ICD-10 categories of the demo's mixed admissions stay two vocabularies, unless `icd9_to_10`
+// maps ICD-9 codes to ICD-10 first (tokens "10:<code>"; an ICD-9 code the table lacks is kept).
 //
 // Batches ("steps" layout): row r of a batch is one patient; a group of B patients is stepped
 // admission by admission in lock-step, so batch k of a group holds each row's step k. Fields
@@ -39,7 +40,12 @@ namespace memgrad::mimic {
 struct ProgressionOptions {
   LoadOptions load;
   bool categories = true;  // diagnoses as ICD categories (inputs and labels)
-  int64_t top_dx = 0;      // label vocabulary size, 0 = every training target diagnosis
+  // A CMS General Equivalence Mapping table (CSV with columns icd_9, icd_10, undotted codes, e.g.
+  // ../shared/data/icd-code-tables/icd_cm_9_to_10_mapping.csv.gz): when set, every ICD-9
+  // diagnosis is replaced by its first ICD-10 target before categories are taken, so that
+  // MIMIC-IV's mixed admissions speak one version (the planning notes' choice). "" = off.
+  std::string icd9_to_10;
+  int64_t top_dx = 0;  // label vocabulary size, 0 = every training target diagnosis
   uint64_t split_seed = 1;
 };
 
@@ -65,9 +71,10 @@ struct ProgressionData {
   std::vector<int32_t> label_vocab;           // label -> unit id
   std::vector<double> label_frequency;        // share of training steps whose target has it
   std::vector<ProgressionPatient> train, valid, test;
-  int64_t eligible_patients = 0;             // with >= 2 admissions with diagnoses
-  int64_t unscored[3] = {0, 0, 0};           // steps without a label diagnosis, per split
-  int64_t longest_dx = 1, longest_proc = 1;  // over every split
+  int64_t eligible_patients = 0;               // with >= 2 admissions with diagnoses
+  int64_t icd9_mapped = 0, icd9_unmapped = 0;  // distinct ICD-9 codes (icd9_to_10 only)
+  int64_t unscored[3] = {0, 0, 0};             // steps without a label diagnosis, per split
+  int64_t longest_dx = 1, longest_proc = 1;    // over every split
 
   int64_t dx_tokens() const { return 2 + int64_t(dx_vocab.size()); }
   int64_t proc_tokens() const { return 2 + int64_t(proc_vocab.size()); }

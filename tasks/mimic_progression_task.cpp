@@ -23,6 +23,7 @@ namespace {
 
 const nlohmann::json kDefaults = {{"data_dir", "../shared/data/mimic-iii-demo"},
                                   {"categories", true},
+                                  {"icd9_to_10", ""},
                                   {"top_dx", 0},
                                   {"split_seed", 1},
                                   {"seed", 1}};
@@ -56,6 +57,7 @@ class MimicProgressionTask : public Task {
     try {
       o.load.data_dir = settings_.at("data_dir").get<std::string>();
       o.categories = settings_.at("categories").get<bool>();
+      o.icd9_to_10 = settings_.at("icd9_to_10").get<std::string>();
       o.top_dx = setting_int(settings_, "mimic-progression", "top_dx", 0, 1000000);
       o.split_seed =
           uint64_t(setting_int(settings_, "mimic-progression", "split_seed", 0, INT64_MAX));
@@ -275,6 +277,9 @@ class MimicProgressionTask : public Task {
              {count_steps(data_.train), count_steps(data_.valid), count_steps(data_.test)}},
             {"unscored_steps", {data_.unscored[0], data_.unscored[1], data_.unscored[2]}},
             {"categories", data_.options.categories},
+            {"icd9_to_10", data_.options.icd9_to_10},
+            {"icd9_mapped", data_.icd9_mapped},
+            {"icd9_unmapped", data_.icd9_unmapped},
             {"dx_vocab", data_.dx_vocab.size()},
             {"proc_vocab", data_.proc_vocab.size()},
             {"labels", data_.labels()},
@@ -296,7 +301,11 @@ class MimicProgressionTask : public Task {
         << " / " << data_.unscored[1] << " / " << data_.unscored[2]
         << "); vocabularies: " << data_.dx_vocab.size() << " diagnosis "
         << (data_.options.categories ? "categories" : "codes") << ", " << data_.proc_vocab.size()
-        << " procedure codes, " << data_.labels() << " label diagnoses\n"
+        << " procedure codes, " << data_.labels() << " label diagnoses";
+    if (!data_.options.icd9_to_10.empty())
+      out << "; ICD-9 codes mapped to ICD-10: " << data_.icd9_mapped
+          << " (not in the table, kept: " << data_.icd9_unmapped << ")";
+    out << "\n"
         << "mimic-progression: quirks: " << e.quirks.summary();
     std::cerr << out.str();
   }

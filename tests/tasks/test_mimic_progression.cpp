@@ -192,3 +192,27 @@ TEST_CASE("mimic-progression: bad input and too few eligible patients are Errors
       create_task("mimic-progression", {{"data_dir", (tmp.path / "few").string()}, {"top_dx", -1}}),
       doctest::Contains("top_dx"), Error);
 }
+
+TEST_CASE("mimic-progression: icd9_to_10 maps ICD-9 diagnoses to their first ICD-10 target") {
+  TempDir tmp;
+  fx::write_tables(tmp.path / "data", fx::make_progression_tables(24));
+  fx::write(tmp.path / "gem.csv",
+            "icd_9,icd_10,flags\n2500,E119,00000\n2500,E118,00000\n"
+            "2501,E1010,00000\n");
+  mimic::ProgressionOptions o;
+  o.load.data_dir = (tmp.path / "data").string();
+  o.icd9_to_10 = (tmp.path / "gem.csv").string();
+  const mimic::ProgressionData d = mimic::make_progression_data(o);
+  CHECK(d.icd9_mapped == 2);    // 2500, 2501
+  CHECK(d.icd9_unmapped == 5);  // 2502 and the acute codes 40-43: kept as they are
+  std::set<std::string> units(d.dx_units.begin(), d.dx_units.end());
+  CHECK(units.count("10:E11") == 1);  // 2500 -> E119 (the first target), category E11
+  CHECK(units.count("10:E10") == 1);
+  CHECK(units.count("250") == 1);  // 2502
+  o.icd9_to_10 = (tmp.path / "missing.csv").string();
+  CHECK_THROWS_WITH_AS(mimic::make_progression_data(o), doctest::Contains("missing.csv"), Error);
+  fx::write(tmp.path / "bad.csv", "from,to\n2500,E119\n");
+  o.icd9_to_10 = (tmp.path / "bad.csv").string();
+  CHECK_THROWS_WITH_AS(mimic::make_progression_data(o), doctest::Contains("no column 'icd_9'"),
+                       Error);
+}
