@@ -38,6 +38,8 @@ while [ $# -gt 0 ]; do
 done
 case "$jobs" in '' | *[!0-9]* | 0) echo "progression_table.sh: --jobs takes a positive number, got '$jobs'" >&2; exit 2 ;; esac
 command -v jq >/dev/null || { echo "progression_table.sh: needs jq (apt-get install jq)" >&2; exit 2; }
+# shellcheck source=tools/table_lib.sh
+. tools/table_lib.sh
 bin="${MEMGRAD_BIN:-${MEMGRAD_BUILD_DIR:-build}/memgrad}"
 [ -x "$bin" ] || tools/setup.sh >&2
 mkdir -p "$out"
@@ -81,27 +83,8 @@ train_one() {
 }
 
 start=$(date +%s.%N)
-failed=0
-for s in $seeds; do
-  for m in $models; do
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || failed=1; done
-    train_one "$m" "$s" &
-  done
-done
-while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
-[ "$failed" -eq 0 ] || exit 1
+run_all || exit 1
 
-# mean ± sd (sample sd, n - 1) of jq path P over the seeds of row R, in %.
-stat() {
-  local r=$1 p=$2 s
-  for s in $seeds; do jq -r "$p" "$out/$r/seed-$s/metrics.json"; done |
-    awk '{x[NR]=$1; t+=$1} END{m=t/NR; v=0; for(i=1;i<=NR;i++) v+=(x[i]-m)^2;
-         sd=NR>1?sqrt(v/(NR-1)):0; printf "%.1f ± %.1f", 100*m, 100*sd}'
-}
-mean_of() {
-  local s
-  for s in $seeds; do cat "$out/$1/seed-$s/$2"; done | awk '{t+=$1} END{printf "%.0f", t/NR}'
-}
 # Le et al. 2018, Table 5 (P@1, P@2, P@3 in %: diabetes cohort | mental health cohort).
 paper() {
   case "$1" in
@@ -120,7 +103,7 @@ echo "|---|---|---|---|---|---|---|---|---|"
 first=""
 for m in $models; do
   [ -n "$first" ] || first=$m
-  echo "| $m | $(stat "$m" .p_at_1) | $(stat "$m" .p_at_2) | $(stat "$m" .p_at_3) | $(stat "$m" .auc_micro) | $(mean_of "$m" cpu_seconds) | $(mean_of "$m" wall_seconds) | $(paper "$m") |"
+  echo "| $m | $(stat "$m" .p_at_1) | $(stat "$m" .p_at_2) | $(stat "$m" .p_at_3) | $(stat "$m" .auc_micro) | $(seed_mean "$m" cpu_seconds 1) | $(seed_mean "$m" wall_seconds) | $(paper "$m") |"
 done
 for b in history frequency; do
   echo "| $b | $(stat "$first" ".$b.p_at_1") | $(stat "$first" ".$b.p_at_2") | $(stat "$first" ".$b.p_at_3") | $(stat "$first" ".$b.auc_micro") | - | - | - | - |"
