@@ -214,3 +214,23 @@ TEST_CASE("mimic-progression: a diagnosis of an admission ADMISSIONS lacks is ex
   CHECK(r.error.find("column HADM_ID: admission 4242 is not in ADMISSIONS") != std::string::npos);
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE(
+    "mimic-progression: deepcare learns the next admission's diagnosis from the current "
+    "procedure, which the baselines cannot") {
+  TempDir tmp;
+  fx::write_tables(tmp.path / "data", fx::make_progression_tables(96));
+  const fs::path out = tmp.path / "run";
+  const Run r =
+      run(cmd_train, {"--task", "mimic-progression", "--model", "deepcare", "--data",
+                      (tmp.path / "data").string(), "--epochs", "20", "--iterations", "0",
+                      "--batch", "8", "--threads", "1", "--quiet", "--out", out.string()});
+  REQUIRE_MESSAGE(r.code == 0, r.error);
+  std::ifstream in(out / "metrics.json");
+  const nlohmann::json m = nlohmann::json::parse(in);
+  // The next admission: the chronic category (every baseline has it first) and the acute code
+  // the current procedure implies (no baseline knows it).
+  CHECK(m.at("p_at_2").get<double>() > 0.95);
+  CHECK(m.at("history").at("p_at_2").get<double>() < 0.8);
+  CHECK(m.at("frequency").at("p_at_2").get<double>() < 0.8);
+}
