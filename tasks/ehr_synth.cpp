@@ -172,6 +172,8 @@ void check_options(const Options& o) {
   MG_CHECK(o.dx_mean >= 1 && o.dx_mean <= 39 && o.proc_mean >= 1 && o.proc_mean <= 40,
            "ehr-gen: dx_mean must be in [1, 39] and proc_mean in [1, 40]");
   MG_CHECK(o.zipf_exponent > 0 && o.zipf_exponent <= 3, "ehr-gen: zipf_exponent must be in (0, 3]");
+  MG_CHECK(o.follow_pairs >= 0 && o.follow_pairs <= 40,
+           "ehr-gen: follow_pairs must be in [0, 40], got ", o.follow_pairs);
 }
 
 }  // namespace
@@ -234,6 +236,17 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
                       "\"ROW_ID\",\"SUBJECT_ID\",\"HADM_ID\",\"DRUG\",\"FORMULARY_DRUG_CD\","
                       "\"ROUTE\"\n");
 
+  // Diagnosis pairs A -> B two admissions later, from a generator of their own (follow_pairs).
+  Rng follow_rng(o.seed, 0xf011);
+  std::vector<std::pair<int32_t, int32_t>> follow;
+  {
+    const std::vector<int32_t> a = code_set(follow_rng, int(o.follow_pairs), 40),
+                               b = code_set(follow_rng, int(o.follow_pairs), 200);
+    for (int64_t j = 0; j < o.follow_pairs; ++j)
+      follow.emplace_back(a[size_t(j)], 200 + b[size_t(j)]);
+  }
+  std::vector<int32_t> before_previous, previous;  // the patient's admissions a-2 and a-1
+
   Summary s;
   // The ceiling sample: the oracle's probabilities and the drawn labels of every sixth patient.
   metrics::LabelMatrix sample_labels;
@@ -255,6 +268,7 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
   for (int64_t p = 0; p < o.patients; ++p) {
     const std::string subject = cat(10000 + p);
     std::fill(seen_dx.begin(), seen_dx.end(), 0);
+    before_previous.clear(), previous.clear();
     int64_t day =
         int64_t(std::chrono::sys_days(std::chrono::year(2100) / 1 / 1).time_since_epoch().count()) +
         int64_t(rng.below(365 * 99));
@@ -268,6 +282,12 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
       ++s.admissions;
       draw_codes(rng, dx_zipf, std::min(39, 1 + poisson(rng, o.dx_mean - 1)), dx);
       draw_codes(rng, proc_zipf, std::min(40, 1 + poisson(rng, o.proc_mean - 1)), proc);
+      for (const auto& [a, b] : follow)
+        if (std::find(before_previous.begin(), before_previous.end(), a) != before_previous.end() &&
+            follow_rng.uniform() < 0.9 && std::find(dx.begin(), dx.end(), b) == dx.end())
+          dx.push_back(b);
+      before_previous.swap(previous);
+      previous = dx;
       for (size_t i = 0; i < dx.size(); ++i) {
         diagnoses.write(cat(row++, ",", subject, ",", id, ",", i + 1, ",\"D", dx[i], "\"\n"));
         ++s.dx_rows;
@@ -321,8 +341,17 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
         "auc_macro_<type>: over the drugs of one rule type (base-rate drugs: 0.5 by construction)";
     s.ceiling = c;
   }
-  std::ofstream(partial / "rules.json")
-      << nlohmann::json{{"seed", o.seed}, {"drugs", rules_json}}.dump(1) << "\n";
+  nlohmann::json rules_out = {{"seed", o.seed}, {"drugs", rules_json}};
+  if (o.follow_pairs > 0) {
+    nlohmann::json f = nlohmann::json::array();
+    for (const auto& [a, b] : follow)
+      f.push_back({{"trigger", cat("D", a)}, {"follows", cat("D", b)}});
+    rules_out["follow"] = {{"pairs", f},
+                           {"rule",
+                            "trigger in admission a-2 gives follows in admission a with "
+                            "probability 0.9"}};
+  }
+  std::ofstream(partial / "rules.json") << rules_out.dump(1) << "\n";
   std::ofstream(partial / "ceiling.json") << s.ceiling.dump(2) << "\n";
   fs::remove_all(dir, ec);
   fs::rename(partial, dir, ec);

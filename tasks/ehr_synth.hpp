@@ -25,6 +25,15 @@
 // A fired rule gives the drug with probability 0.9, an unfired one with 0.01 (noise), so each
 // drug's probability given the inputs (the oracle) is exactly 0.9, 0.01 or the base rate.
 //
+// Diagnoses that follow one two admissions earlier (option follow_pairs = K, default 0: none,
+// and the tables are then exactly those without the option): K pairs (A_j, B_j), A_j among the 40
+// most frequent diagnoses and B_j among ranks 200-399, all distinct; when admission a-2 of a
+// patient has A_j, admission a gets B_j with probability 0.9 (after its drawn diagnoses, if not
+// drawn already). The pairs and these draws use a generator of their own, so every other code,
+// drug and time is the same as without the option. Only a model that remembers the admission
+// before the previous one can predict B_j (mimic-progression with persistent memory); the
+// pairs are in rules.json ("follow").
+//
 // Quirks as MIMIC has them: each drug of an admission is prescribed 1-3 times (rows), 1 % of
 // prescription rows have no ROUTE, 0.1 % of admissions have an extra diagnosis row with neither
 // SEQ_NUM nor code.
@@ -46,7 +55,8 @@ struct Options {
   int64_t rule_drugs = 300, tail_drugs = 500;
   double zipf_exponent = 1.0;
   double dx_mean = 11.0, proc_mean = 4.0;
-  bool gzip = false;  // write .csv.gz instead of .csv
+  int64_t follow_pairs = 0;  // diagnosis pairs A -> B two admissions later
+  bool gzip = false;         // write .csv.gz instead of .csv
   uint64_t seed = 1;
 };
 

@@ -12,8 +12,15 @@ namespace {
 
 constexpr uint64_t kSplitSalt = 0x3d1c'0000'0000'0019ULL;
 
-// Ids of `count` (frequency per id) with count > 0, most frequent first, ties by name; at most
-// `limit` of them (all with limit < 0).
+std::string name_of(int32_t token, const std::vector<int32_t>& vocab,
+                    const std::vector<std::string>& codes) {
+  if (token == 0) return "<pad>";
+  if (token == 1 || token - 2 >= int32_t(vocab.size())) return "<unseen>";
+  return codes[size_t(vocab[size_t(token - 2)])];
+}
+
+}  // namespace
+
 std::vector<int32_t> by_frequency(const std::vector<int64_t>& count,
                                   const std::vector<std::string>& names, int64_t limit) {
   std::vector<int32_t> ids;
@@ -27,21 +34,39 @@ std::vector<int32_t> by_frequency(const std::vector<int64_t>& count,
   return ids;
 }
 
-// code id -> token (1 = unseen) from a vocabulary (token t >= 2 is vocab[t - 2]).
 std::vector<int32_t> token_of(const std::vector<int32_t>& vocab, size_t codes) {
   std::vector<int32_t> t(codes, 1);
   for (size_t i = 0; i < vocab.size(); ++i) t[size_t(vocab[i])] = int32_t(i + 2);
   return t;
 }
 
-std::string name_of(int32_t token, const std::vector<int32_t>& vocab,
-                    const std::vector<std::string>& codes) {
-  if (token == 0) return "<pad>";
-  if (token == 1 || token - 2 >= int32_t(vocab.size())) return "<unseen>";
-  return codes[size_t(vocab[size_t(token - 2)])];
+void put_view(Tensor& x, Tensor& mask, int64_t row, std::span<const int32_t> tokens) {
+  const int64_t l = x.dim(1);
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    x.set(row * l + int64_t(t), tokens[t]);
+    mask.set(row * l + int64_t(t), 1);
+  }
 }
 
-}  // namespace
+void fill_view_cycling(Tensor& x, Tensor& mask, int64_t count, int64_t tokens) {
+  for (int64_t i = 0; i < count; ++i) x.set(i, 1 + i % (tokens - 1)), mask.set(i, 1);
+}
+
+void shuffle_patients(std::vector<const Patient*>& patients, uint64_t split_seed) {
+  Rng rng(split_seed ^ kSplitSalt, 0);
+  for (int64_t k = int64_t(patients.size()) - 1; k > 0; --k)
+    std::swap(patients[size_t(k)], patients[size_t(rng.below(uint64_t(k + 1)))]);
+}
+
+std::array<int64_t, 3> patient_split_sizes(int64_t n) {
+  const int64_t n_test = std::max<int64_t>(1, int64_t(std::llround(double(n) / 6)));
+  return {n - 2 * n_test, n_test, n_test};
+}
+
+int patient_split(int64_t rank, int64_t n) {
+  const std::array<int64_t, 3> size = patient_split_sizes(n);
+  return rank < size[0] ? 0 : rank < size[0] + size[1] ? 1 : 2;
+}
 
 std::string DrugData::dx_name(int32_t t) const { return name_of(t, dx_vocab, ehr.dx_codes); }
 std::string DrugData::proc_name(int32_t t) const { return name_of(t, proc_vocab, ehr.proc_codes); }
@@ -67,14 +92,9 @@ DrugData make_drug_data(const DrugOptions& o) {
   MG_CHECK(n >= 3, "mimic-drugs: ", o.load.data_dir, ": ", n,
            " patients have an admission with diagnoses, procedures and drugs; the three splits "
            "need at least 3");
-  Rng rng(o.split_seed ^ kSplitSalt, 0);
-  for (int64_t k = n - 1; k > 0; --k)
-    std::swap(patients[size_t(k)], patients[size_t(rng.below(uint64_t(k + 1)))]);
-  const int64_t n_test = std::max<int64_t>(1, int64_t(std::llround(double(n) / 6)));
-  const int64_t n_valid = n_test, n_train = n - n_test - n_valid;
-  auto split_of = [&](int64_t rank) {
-    return rank < n_train ? 0 : rank < n_train + n_valid ? 1 : 2;
-  };
+  shuffle_patients(patients, o.split_seed);
+  const int64_t n_train = patient_split_sizes(n)[0];
+  auto split_of = [&](int64_t rank) { return patient_split(rank, n); };
 
   // Vocabularies from the training patients' full admissions.
   std::vector<int64_t> dx_count(ehr.dx_codes.size()), proc_count(ehr.proc_codes.size()),
@@ -164,14 +184,8 @@ void fill_batch(const DrugData& data, const std::vector<DrugSample>& split,
   const Fields f = make_fields(b, l1, l2, v, dtype, batch);
   for (int64_t r = 0; r < b; ++r) {
     const DrugSample& s = split[size_t(which[size_t(r)])];
-    for (size_t t = 0; t < s.dx.size(); ++t) {
-      f.x1.set(r * l1 + int64_t(t), s.dx[t]);
-      f.m1.set(r * l1 + int64_t(t), 1);
-    }
-    for (size_t t = 0; t < s.proc.size(); ++t) {
-      f.x2.set(r * l2 + int64_t(t), s.proc[t]);
-      f.m2.set(r * l2 + int64_t(t), 1);
-    }
+    put_view(f.x1, f.m1, r, s.dx);
+    put_view(f.x2, f.m2, r, s.proc);
     for (int32_t label : s.labels) f.labels.set(r * v + label, 1);
   }
   batch.size = b;
@@ -181,11 +195,8 @@ void largest_batch(const DrugData& data, int64_t size, DType dtype, Batch& batch
   MG_CHECK(size >= 1, "mimic-drugs: batch size must be at least 1, got ", size);
   const int64_t l1 = data.longest_dx, l2 = data.longest_proc, v = data.labels();
   const Fields f = make_fields(size, l1, l2, v, dtype, batch);
-  // Tokens cycle through the vocabularies: any real token costs the same.
-  for (int64_t i = 0; i < size * l1; ++i)
-    f.x1.set(i, 1 + i % (data.dx_tokens() - 1)), f.m1.set(i, 1);
-  for (int64_t i = 0; i < size * l2; ++i)
-    f.x2.set(i, 1 + i % (data.proc_tokens() - 1)), f.m2.set(i, 1);
+  fill_view_cycling(f.x1, f.m1, size * l1, data.dx_tokens());
+  fill_view_cycling(f.x2, f.m2, size * l2, data.proc_tokens());
   for (int64_t i = 0; i < size * v; ++i) f.labels.set(i, 1);
   batch.size = size;
 }

@@ -16,6 +16,7 @@
 //   x2, x2_mask  [B, L2]  procedure tokens in SEQ_NUM order
 //   labels       [B, V]   multi-hot drug set over the V labels
 #pragma once
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -57,6 +58,25 @@ struct DrugData {
   std::string dx_name(int32_t token) const;
   std::string proc_name(int32_t token) const;
 };
+
+// Ids of `count` (frequency per id) with count > 0, most frequent first, ties by name; at most
+// `limit` of them (all with limit < 0). Shared with mimic_progression.
+std::vector<int32_t> by_frequency(const std::vector<int64_t>& count,
+                                  const std::vector<std::string>& names, int64_t limit);
+// code id -> token (1 = unseen) from a vocabulary (token t >= 2 is vocab[t - 2]).
+std::vector<int32_t> token_of(const std::vector<int32_t>& vocab, size_t codes);
+
+// Row `row` of a view's fields x, mask [B, L]: `tokens` at positions 0.., mask 1 there.
+void put_view(Tensor& x, Tensor& mask, int64_t row, std::span<const int32_t> tokens);
+// The first `count` positions of x, mask: real tokens cycling through 1 .. tokens - 1 (any real
+// token costs a model the same), mask 1 (a largest batch).
+void fill_view_cycling(Tensor& x, Tensor& mask, int64_t count, int64_t tokens);
+
+// The paper's random patient split (2/3 : 1/6 : 1/6, "randomly divide the dataset"): `patients`
+// shuffled by split_seed; of n, the sizes of train, valid, test; the split (0, 1, 2) of rank r.
+void shuffle_patients(std::vector<const Patient*>& patients, uint64_t split_seed);
+std::array<int64_t, 3> patient_split_sizes(int64_t n);
+int patient_split(int64_t rank, int64_t n);
 
 // Reads the tables and builds the splits and vocabularies. An Error for bad data (mimic::load),
 // for top_drugs < 1, and when a split would be empty (fewer than 3 patients with full admissions).

@@ -15,14 +15,16 @@ constexpr const char* kHelp =
     R"(usage: memgrad ehr-gen --out DIR [--patients 34594] [--seed 1] [--gzip] [--overwrite]
                       [--dx-codes 6461] [--proc-codes 1881] [--rule-drugs 300] [--tail-drugs 500]
                       [--extra-admission 0.1877] [--dx-mean 11] [--proc-mean 4] [--zipf 1.0]
+                      [--follow-pairs 0]
 
 A synthetic electronic health record at MIMIC-III's scale (DMNC paper Table 2: 34,594 patients,
 about 42,600 admissions, 6,461 diagnosis and 1,881 procedure codes, top 300 drugs) written as the
 MIMIC-III tables ADMISSIONS, DIAGNOSES_ICD, PROCEDURES_ICD and PRESCRIPTIONS (.csv, or .csv.gz
 with --gzip), with planted rules tying drugs to diagnoses, procedures, both (cross-view), the
 first three diagnoses, and the patient's earlier admissions; rules.json lists them and
-ceiling.json holds the oracle's metrics (the best any model can score). docs/mimic.md has the
-rules. The folder is written as DIR.partial and renamed when complete.
+ceiling.json holds the oracle's metrics (the best any model can score). --follow-pairs K plants
+K diagnosis pairs A -> B: B follows A two admissions later (for mimic-progression with persistent
+memory). docs/mimic.md has the rules. The folder is written as DIR.partial and renamed when complete.
 )";
 
 }  // namespace
@@ -30,7 +32,7 @@ rules. The folder is written as DIR.partial and renamed when complete.
 int cmd_ehr_gen(const Words& words) {
   const Args args(words, {"help", "gzip", "overwrite"},
                   {"out", "patients", "seed", "dx-codes", "proc-codes", "rule-drugs", "tail-drugs",
-                   "extra-admission", "dx-mean", "proc-mean", "zipf", "threads"});
+                   "extra-admission", "dx-mean", "proc-mean", "zipf", "follow-pairs", "threads"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
@@ -51,6 +53,7 @@ int cmd_ehr_gen(const Words& words) {
   o.dx_mean = args.get_double("dx-mean", o.dx_mean);
   o.proc_mean = args.get_double("proc-mean", o.proc_mean);
   o.zipf_exponent = args.get_double("zipf", o.zipf_exponent);
+  o.follow_pairs = args.get_int("follow-pairs", long(o.follow_pairs));
   o.gzip = args.has("gzip");
   const ehr_synth::Summary s = ehr_synth::generate(o, *out, args.has("overwrite"));
   std::printf(

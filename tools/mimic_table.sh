@@ -36,6 +36,8 @@ while [ $# -gt 0 ]; do
 done
 case "$jobs" in '' | *[!0-9]* | 0) echo "mimic_table.sh: --jobs takes a positive number, got '$jobs'" >&2; exit 2 ;; esac
 command -v jq >/dev/null || { echo "mimic_table.sh: needs jq (apt-get install jq)" >&2; exit 2; }
+# shellcheck source=tools/table_lib.sh
+. tools/table_lib.sh
 bin="${MEMGRAD_BIN:-${MEMGRAD_BUILD_DIR:-build}/memgrad}"
 [ -x "$bin" ] || tools/setup.sh >&2
 mkdir -p "$out"
@@ -70,27 +72,7 @@ train_one() {
 }
 
 start=$(date +%s.%N)
-failed=0
-for s in $seeds; do
-  for m in $models; do
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || failed=1; done
-    train_one "$m" "$s" &
-  done
-done
-while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
-[ "$failed" -eq 0 ] || exit 1
-
-# mean ± sd (sample sd, n - 1) of jq path P over the seeds of row R, in %.
-stat() {
-  local r=$1 p=$2 s
-  for s in $seeds; do jq -r "$p" "$out/$r/seed-$s/metrics.json"; done |
-    awk '{x[NR]=$1; t+=$1} END{m=t/NR; v=0; for(i=1;i<=NR;i++) v+=(x[i]-m)^2;
-         sd=NR>1?sqrt(v/(NR-1)):0; printf "%.1f ± %.1f", 100*m, 100*sd}'
-}
-wall() {
-  local s
-  for s in $seeds; do cat "$out/$1/seed-$s/wall_seconds"; done | awk '{t+=$1} END{printf "%.0f", t/NR}'
-}
+run_all || exit 1
 # Le et al. 2018, Table 3 (MIMIC-III, %: AUC, F1, P@1, P@2, P@5; both views unless said).
 paper() {
   case "$1" in
@@ -115,7 +97,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 first=""
 for m in $models; do
   [ -n "$first" ] || first=$m
-  echo "| $m | $(stat "$m" .auc_macro) | $(stat "$m" .auc_micro) | $(stat "$m" .f1) | $(stat "$m" .p_at_1) | $(stat "$m" .p_at_2) | $(stat "$m" .p_at_5) | $(wall "$m") | $(paper "$m") |"
+  echo "| $m | $(stat "$m" .auc_macro) | $(stat "$m" .auc_micro) | $(stat "$m" .f1) | $(stat "$m" .p_at_1) | $(stat "$m" .p_at_2) | $(stat "$m" .p_at_5) | $(seed_mean "$m" wall_seconds) | $(paper "$m") |"
 done
 echo "| popularity | $(stat "$first" .popularity.auc_macro) | $(stat "$first" .popularity.auc_micro) | $(stat "$first" .popularity.f1) | $(stat "$first" .popularity.p_at_1) | $(stat "$first" .popularity.p_at_2) | $(stat "$first" .popularity.p_at_5) | - | - | - | - | - | - |"
 echo

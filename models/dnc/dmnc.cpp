@@ -145,10 +145,10 @@ Dmnc::Dmnc(Fusion fusion, const nlohmann::json& config, DType dtype, uint64_t se
 void Dmnc::set_persistent_memory(bool on) {
   persistent_ = on;
   config_["persistent_memory"] = on;
-  if (!on) carried_.reset();
+  if (!on) carried_.reset(), spare_.reset(), carried_valid_ = false;
 }
 
-void Dmnc::clear_memory() { carried_.reset(); }
+void Dmnc::clear_memory() { carried_valid_ = false; }
 
 Dmnc::EncoderState Dmnc::initial_state(Tape& tape, int64_t batch, DType dtype) const {
   EncoderState e;
@@ -162,7 +162,7 @@ Dmnc::EncoderState Dmnc::initial_state(Tape& tape, int64_t batch, DType dtype) c
 }
 
 void Dmnc::clear_memory(int64_t row) {
-  if (!carried_) return;
+  if (!carried_valid_) return;
   const int64_t B = carried_->enc[0][0].dim(0);
   MG_CHECK(row >= 0 && row < B, name(), ": clear_memory: row ", row, " out of range for ", B,
            " carried rows");
@@ -193,15 +193,53 @@ Dmnc::EncoderState Dmnc::carried_state(Tape& tape, int i) const {
 }
 
 void Dmnc::store_carried(const Encoded& e) {
-  Carried c;
+  // Values only (detached). Written into the spare buffers when they have the shapes: the current
+  // carried tensors are this forward's tape leaves (read by its backward), so they are not
+  // overwritten, and steady-state steps allocate nothing.
+  auto fits = [&](const Carried& c) {
+    for (size_t i = 0; i < 2; ++i) {
+      const dnc::State& m = e.enc[i].memory;
+      const Var vars[8] = {m.memory,        m.usage,        m.link,         m.precedence,
+                           m.write_weights, m.read_weights, m.read_vectors, e.enc[i].cache};
+      for (size_t k = 0; k < 8; ++k)
+        if (vars[k].defined() != c.enc[i][k].defined() ||
+            (vars[k].defined() &&
+             (vars[k].shape() != c.enc[i][k].shape() || vars[k].dtype() != c.enc[i][k].dtype())))
+          return false;
+    }
+    return true;
+  };
+  const bool reuse = spare_ && fits(*spare_);
+  Carried c = reuse ? std::move(*spare_) : Carried{};
   for (size_t i = 0; i < 2; ++i) {
     const dnc::State& m = e.enc[i].memory;
     const Var vars[8] = {m.memory,        m.usage,        m.link,         m.precedence,
                          m.write_weights, m.read_weights, m.read_vectors, e.enc[i].cache};
     for (size_t k = 0; k < 8; ++k)
-      if (vars[k].defined()) c.enc[i][k] = vars[k].value().clone();  // detached: values only
+      if (vars[k].defined()) {
+        if (reuse)
+          c.enc[i][k].copy_from(vars[k].value());
+        else
+          c.enc[i][k] = vars[k].value().clone();
+      }
   }
+  spare_ = std::move(carried_);
   carried_ = std::move(c);
+  carried_valid_ = true;
+}
+
+void Dmnc::start_patients(const Batch& batch, int64_t rows) {
+  if (!persistent_ || !carried_valid_ || !batch.has("patient_start")) return;
+  const Tensor& start = batch.get("patient_start");
+  MG_CHECK(start.shape() == Shape{rows}, name(), ": batch field 'patient_start' has shape ",
+           start.shape(), ", expected [", rows, "]");
+  int64_t starting = 0;
+  for (int64_t r = 0; r < rows; ++r) starting += start.at(r) != 0;
+  if (starting == rows)
+    clear_memory();
+  else
+    for (int64_t r = 0; r < rows; ++r)
+      if (start.at(r) != 0) clear_memory(r);
 }
 
 dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
@@ -334,7 +372,7 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const dnc::Views& views, Trace* trace) co
   Encoded out;
   auto& s = out.enc;
   for (int i = 0; i < 2; ++i) {
-    if (persistent_ && carried_) {
+    if (persistent_ && carried_valid_) {
       MG_CHECK(carried_->enc[0][0].dim(0) == B, name(), ": the carried memory has ",
                carried_->enc[0][0].dim(0), " rows but the batch has ", B,
                " samples (one patient per row; clear_memory() to start over)");
@@ -397,6 +435,7 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const dnc::Views& views, Trace* trace) co
 
 ForwardResult Dmnc::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
   const dnc::Views views = dnc::read_views(tape, batch, name());
+  start_patients(batch, views.batch);
   const Encoded e = encode(tape, views, opts.trace);
   if (persistent_) store_carried(e);
   const int64_t B = views.batch, N = mem_.slots, RW = mem_.read_heads * mem_.word;

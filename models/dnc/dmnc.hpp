@@ -100,7 +100,10 @@
 //   same batch row (row b = one patient, admissions in time order), and stores this forward's final
 //   memories for the next one. The controllers start from zero each admission (only the memories
 //   persist, as section 3.4 says). clear_memory() starts every row afresh (a new patient in every
-//   row), clear_memory(row) one row. The carried state is DETACHED between admissions: it is stored
+//   row), clear_memory(row) one row; a batch's optional field "patient_start" [B] does the same
+//   for the rows it marks (the mimic-progression task sets it on a group's first admission). A
+//   row whose views are all masked keeps its memory exactly (a patient without an admission at
+//   this step). The carried state is DETACHED between admissions: it is stored
 //   as values and enters the next admission's tape as a constant, because Algorithm 1 updates the
 //   parameters after every admission (line 22), so the previous admission's graph belongs to an
 //   earlier parameter value and an earlier, already reset tape; gradients are truncated at
@@ -149,7 +152,7 @@ class Dmnc : public Model {
   // ---- persistent memory across a patient's admissions (see the header comment)
   bool persistent_memory() const { return persistent_; }
   void set_persistent_memory(bool on);  // also config "persistent_memory"; off clears
-  bool has_carried_memory() const { return carried_.has_value(); }
+  bool has_carried_memory() const { return carried_valid_; }
   void clear_memory();             // every row starts from the initial memory
   void clear_memory(int64_t row);  // one row does
 
@@ -177,6 +180,9 @@ class Dmnc : public Model {
   EncoderState initial_state(Tape& tape, int64_t batch, DType dtype) const;
   EncoderState carried_state(Tape& tape, int i) const;
   void store_carried(const Encoded& e);
+  // Clears the carried memory of the rows the batch's optional field "patient_start" [B] marks
+  // (all of it when every row starts), when persistent.
+  void start_patients(const Batch& batch, int64_t rows);
   // What encoder i's steps share in one forward pass, made once per pass: its embedding and
   // controller (layers::TokenLstm), and its read and write functions as one weight [H, S] and bias
   // whose columns are in dnc::parse_interface's order (read keys and strengths | write block | read
@@ -211,7 +217,8 @@ class Dmnc : public Model {
   std::array<layers::Linear, 2> read_;   // late: per encoder; early: both entries the same
   layers::Linear dec_read_;              // m^d_read, shared by the two memories
   layers::Decoder decoder_;
-  std::optional<Carried> carried_;
+  std::optional<Carried> carried_, spare_;  // spare_: the previous buffers, reused when they fit
+  bool carried_valid_ = false;              // false: every row starts from the initial memory
 };
 
 class ViewConcatDnc : public Model {

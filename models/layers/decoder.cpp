@@ -48,7 +48,13 @@ ForwardResult Decoder::run(Tape& tape, const Batch& batch, const ForwardOptions&
   if (reader) features = concat({init.h, reader->read(tape, init)}, 1);
   ForwardResult r;
   r.predictions = out_(tape, features);  // [B, V]
-  r.loss = bce_with_logits(r.predictions, tape.input(labels));
+  if (batch.has("labels_mask")) {        // rows without a target (a patient with no step here)
+    const Tensor& scored = batch.get("labels_mask");
+    expect_shape(model, "labels_mask", scored, Shape{B});
+    r.loss = bce_with_logits(r.predictions, tape.input(labels), tape.input(scored));
+  } else {
+    r.loss = bce_with_logits(r.predictions, tape.input(labels));
+  }
   return r;
 }
 

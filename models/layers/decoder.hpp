@@ -25,8 +25,9 @@ namespace memgrad::layers {
 //     (greedy decoding, computed on values: no gradient). Loss: cross_entropy(logits, y, y_mask)
 //     over batch fields y, y_mask [B, Ly]; predictions: logits [B, Ly, V].
 //   set: logits = W [h0; context] + b with context read once with the initial state h0 (Eq. 16);
-//     loss: bce_with_logits(logits, labels) over batch field labels [B, V] (multi-hot);
-//     predictions: logits [B, V].
+//     loss: bce_with_logits(logits, labels) over batch field labels [B, V] (multi-hot), over the
+//     rows the optional field labels_mask [B] marks 1 when the batch has it (mimic-progression:
+//     rows of patients without an admission at this step); predictions: logits [B, V].
 struct DecoderSpec {
   int64_t output_vocab = 0;
   int64_t embedding = 0;

@@ -80,4 +80,38 @@ inline void write_tables(const std::filesystem::path& dir, const Tables& t, bool
   put("PRESCRIPTIONS", t.prescriptions);
 }
 
+// Tables for disease progression: patient p (subject 500 + p) has 1 + p % 4 admissions, a year
+// apart, admission k at 2150 + k. Each admission has a chronic diagnosis 250<p % 3> (category
+// 250, in every admission of the patient), an acute one 4<a> (a = 0 on the first admission, then
+// the previous admission's procedure number + 1) and procedure 99<(p + k) % 3>; one drug, NACL.
+// So the next admission's diagnoses are the chronic one (the history) and one the current
+// procedure implies.
+inline Tables make_progression_tables(int patients) {
+  Tables t;
+  t.admissions = "\"ROW_ID\",\"SUBJECT_ID\",\"HADM_ID\",\"ADMITTIME\"\n";
+  t.diagnoses = "\"ROW_ID\",\"SUBJECT_ID\",\"HADM_ID\",\"SEQ_NUM\",\"ICD9_CODE\"\n";
+  t.procedures = t.diagnoses;
+  t.prescriptions =
+      "\"ROW_ID\",\"SUBJECT_ID\",\"HADM_ID\",\"DRUG\",\"FORMULARY_DRUG_CD\",\"ROUTE\"\n";
+  int row = 1;
+  for (int p = 0; p < patients; ++p) {
+    const std::string subject = std::to_string(500 + p);
+    int acute = 0;
+    for (int k = 0; k < 1 + p % 4; ++k) {
+      const std::string hadm = std::to_string(5000 + 10 * p + k), lead = subject + "," + hadm;
+      const int proc = (p + k) % 3;
+      t.admissions +=
+          std::to_string(row++) + "," + lead + "," + std::to_string(2150 + k) + "-03-01 08:00:00\n";
+      t.diagnoses +=
+          std::to_string(row++) + "," + lead + ",1,\"250" + std::to_string(p % 3) + "\"\n";
+      t.diagnoses += std::to_string(row++) + "," + lead + ",2,\"4" + std::to_string(acute) + "\"\n";
+      t.procedures +=
+          std::to_string(row++) + "," + lead + ",1,\"99" + std::to_string(proc) + "\"\n";
+      t.prescriptions += std::to_string(row++) + "," + lead + ",\"NaCl\",\"NACL\",\"IV\"\n";
+      acute = proc + 1;
+    }
+  }
+  return t;
+}
+
 }  // namespace memgrad::test::mimic_fixture

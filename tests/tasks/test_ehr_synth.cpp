@@ -3,9 +3,11 @@
 // failed or refused run leaves no half-written folder.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/error.hpp"
 #include "tasks/ehr_synth.hpp"
 #include "tasks/mimic_ehr.hpp"
 #include "tests/test_util.hpp"
@@ -69,4 +71,57 @@ TEST_CASE("ehr-gen: the loader reads the generated tables; the planted rules hol
   // The same seed writes the same data; an existing folder is refused.
   CHECK(error_of([&] { ehr_synth::generate(o, dir); }) ==
         dir + ": exists (choose another folder, or --overwrite)");
+}
+
+TEST_CASE(
+    "ehr-gen: follow_pairs plants a diagnosis two admissions after its trigger, and only that") {
+  TempDir tmp;
+  ehr_synth::Options o;
+  o.patients = 3000;
+  o.extra_admission = 0.7;  // several admissions per patient
+  o.dx_codes = 400;
+  o.proc_codes = 200;
+  o.rule_drugs = 6;
+  o.tail_drugs = 0;
+  const std::string plain = (tmp.path / "plain").string(), with = (tmp.path / "with").string();
+  ehr_synth::generate(o, plain);
+  o.follow_pairs = 5;
+  ehr_synth::generate(o, with);
+  std::ifstream in(with + "/rules.json");
+  const nlohmann::json rules = nlohmann::json::parse(in);
+  REQUIRE(rules.at("follow").at("pairs").size() == 5);
+  const mimic::Ehr a = mimic::load({.data_dir = plain}), b = mimic::load({.data_dir = with});
+  REQUIRE(a.admissions.size() == b.admissions.size());  // the same admissions
+  auto id_of = [](const mimic::Ehr& e, const std::string& code) {
+    for (size_t i = 0; i < e.dx_codes.size(); ++i)
+      if (e.dx_codes[i] == code) return int32_t(i);
+    return int32_t(-1);
+  };
+  auto has = [](const std::vector<int32_t>& v, int32_t c) {
+    return c >= 0 && std::find(v.begin(), v.end(), c) != v.end();
+  };
+  int64_t triggered = 0, followed = 0, added_elsewhere = 0;
+  for (const nlohmann::json& pair : rules["follow"]["pairs"]) {
+    const int32_t trigger = id_of(b, pair.at("trigger")), follows = id_of(b, pair.at("follows"));
+    for (const mimic::Patient& p : b.patients)
+      for (size_t k = 2; k < p.admissions.size(); ++k) {
+        const mimic::Admission& now = b.admissions[size_t(p.admissions[k])];
+        if (has(b.admissions[size_t(p.admissions[k - 2])].dx, trigger)) {
+          ++triggered;
+          followed += has(now.dx, follows);
+        }
+      }
+  }
+  // Everything but the added diagnoses is unchanged: each admission's diagnoses in `plain` are
+  // the first ones of the same admission in `with`.
+  for (size_t i = 0; i < a.admissions.size(); ++i) {
+    const auto &x = a.admissions[i].dx, &y = b.admissions[i].dx;
+    REQUIRE(y.size() >= x.size());
+    for (size_t j = 0; j < x.size(); ++j)
+      added_elsewhere += a.dx_codes[size_t(x[j])] != b.dx_codes[size_t(y[j])];
+  }
+  CHECK(added_elsewhere == 0);
+  REQUIRE(triggered > 100);
+  CHECK(double(followed) / double(triggered) > 0.85);  // 0.9 planted (or drawn anyway)
+  CHECK_THROWS_AS(ehr_synth::generate({.follow_pairs = 41}, (tmp.path / "bad").string()), Error);
 }

@@ -190,3 +190,28 @@ TEST_CASE("no heap allocation after the first mimic-drugs step: set output, view
     CHECK(check_steps_allocate_nothing(flags, "x1") > 1);
   }
 }
+
+TEST_CASE(
+    "no heap allocation after the first mimic-progression step: memory carried across "
+    "lock-step admissions, rows masked, groups of patients restarting") {
+  test::TempDir dir;
+  namespace fx = test::mimic_fixture;
+  fx::write_tables(dir.path, fx::make_progression_tables(48));
+  for (const std::string model : {"dmnc-late", "dmnc-early", "deepcare"})
+    for (const std::string persistent : {"true", "false"}) {
+      CAPTURE(model);
+      CAPTURE(persistent);
+      std::vector<std::string> flags = {"--task",       "mimic-progression",
+                                        "--model",      model,
+                                        "--data",       dir.path.string(),
+                                        "--batch",      "4",
+                                        "--iterations", "1000",
+                                        "--epochs",     "0"};
+      if (model == "deepcare")
+        flags.insert(flags.end(), {"--carry-state", persistent});
+      else
+        flags.insert(flags.end(),
+                     {"--embedding", "8", "--hidden", "8", "--persistent-memory", persistent});
+      CHECK(check_steps_allocate_nothing(flags, "x1") >= 1);
+    }
+}

@@ -1,0 +1,335 @@
+// The `mimic-progression` task (DMNC paper, section 4.3, Table 5): a patient's admissions in time
+// order, each admission's diagnoses and procedures in, the next admission's diagnoses out as a set
+// (data in mimic_progression.hpp). Batch rows are patients (rows_are_patients()), stepped admission
+// by admission, so that DMNC's persistent memory carries a patient's history. Evaluation scores
+// every step of the test patients with P@1/2/3 next to two baselines on the same steps: "repeat
+// the patient's history" and "frequency on train". Model selection keeps the epoch of best
+// validation micro AUC.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+#include <sstream>
+
+#include "engine/error.hpp"
+#include "engine/rng.hpp"
+#include "tasks/metrics.hpp"
+#include "tasks/mimic_progression.hpp"
+#include "tasks/task.hpp"
+
+namespace memgrad {
+namespace {
+
+const nlohmann::json kDefaults = {{"data_dir", "../shared/data/mimic-iii-demo"},
+                                  {"categories", true},
+                                  {"icd9_to_10", ""},
+                                  {"top_dx", 0},
+                                  {"split_seed", 1},
+                                  {"seed", 1}};
+
+constexpr uint64_t kOrderSalt = 0x9e7a'0019'0000'0003ULL;
+constexpr int kTopK[] = {1, 2, 3};
+
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+// P@1..3 (share of the k highest-scored diagnoses that are in the next admission, averaged over
+// the scored steps) and AUC over the (step, diagnosis) pairs (micro) and per diagnosis (macro).
+nlohmann::json progression_metrics(const metrics::LabelMatrix& labels,
+                                   const metrics::ScoreMatrix& scores) {
+  const metrics::MultiLabelReport r =
+      metrics::evaluate_multilabel(labels, scores, 0.5, {std::begin(kTopK), std::end(kTopK)});
+  nlohmann::json m = {{"auc_macro", r.auc_macro.value_or(NAN)},
+                      {"auc_micro", r.auc_micro.value_or(NAN)},
+                      {"steps", labels.size()}};
+  for (const metrics::AtK& a : r.at_k) {
+    m["p_at_" + std::to_string(a.k)] = a.precision.value_or(NAN);
+    m["r_at_" + std::to_string(a.k)] = a.recall.value_or(NAN);
+  }
+  return m;
+}
+
+class MimicProgressionTask : public Task {
+ public:
+  explicit MimicProgressionTask(const nlohmann::json& user)
+      : settings_(merge_task_settings("mimic-progression", kDefaults, user)) {
+    mimic::ProgressionOptions o;
+    try {
+      o.load.data_dir = settings_.at("data_dir").get<std::string>();
+      o.categories = settings_.at("categories").get<bool>();
+      o.icd9_to_10 = settings_.at("icd9_to_10").get<std::string>();
+      o.top_dx = setting_int(settings_, "mimic-progression", "top_dx", 0, 1000000);
+      o.split_seed =
+          uint64_t(setting_int(settings_, "mimic-progression", "split_seed", 0, INT64_MAX));
+      seed_ = uint64_t(setting_int(settings_, "mimic-progression", "seed", 0, INT64_MAX));
+    } catch (const nlohmann::json::exception& e) {
+      fail("mimic-progression: bad setting type (", e.what(), ")");
+    }
+    data_ = mimic::make_progression_data(o);
+    report_load();
+  }
+
+  std::string name() const override { return "mimic-progression"; }
+  nlohmann::json config() const override { return settings_; }
+  nlohmann::json model_dims() const override {
+    return {{"input_vocab", data_.dx_tokens()},
+            {"input_vocab2", data_.proc_tokens()},
+            {"output_vocab", data_.labels()},
+            {"output", "set"}};
+  }
+  bool rows_are_patients() const override { return true; }
+
+  // An epoch: the training patients in a permutation of (seed, epoch), stably sorted by their
+  // number of steps (so that a group's rows retire together), cut into groups of batch_size, the
+  // groups in a second permutation. The sorted counts fix every group's length, so every epoch has
+  // the same number of steps.
+  int64_t steps_per_epoch(int64_t batch_size) const override {
+    if (batch_size != per_epoch_batch_) {  // cached: train_batch asks at every step
+      per_epoch_ = 0;
+      for (const mimic::StepGroup& g : eval_groups(data_.train, batch_size)) per_epoch_ += g.steps;
+      per_epoch_batch_ = batch_size;
+    }
+    return per_epoch_;
+  }
+  void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
+    const int64_t per_epoch = steps_per_epoch(batch_size), epoch = step / per_epoch;
+    if (epoch != epoch_ || batch_size != epoch_batch_) make_epoch(epoch, batch_size);
+    int64_t k = step % per_epoch;
+    const int64_t n = int64_t(order_.size());
+    for (int64_t g : group_order_) {
+      const int64_t first = g * batch_size, steps = length(order_[size_t(first)]);
+      if (k < steps) {
+        const std::span<const int64_t> rows(order_.data() + first,
+                                            size_t(std::min(batch_size, n - first)));
+        return mimic::fill_step(data_, data_.train, rows, k, batch_size, dtype, batch);
+      }
+      k -= steps;
+    }
+    fail("mimic-progression: step ", step, " past the epoch");  // unreachable: k < per_epoch
+  }
+  void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) override {
+    mimic::largest_step(data_, batch_size, dtype, batch);
+  }
+  // Validation loss batches: the validation patients' steps, group by group, in order.
+  int64_t validation_batches(int64_t batch_size) const override {
+    int64_t steps = 0;
+    for (const mimic::StepGroup& g : eval_groups(data_.valid, batch_size)) steps += g.steps;
+    return steps;
+  }
+  void validation_batch(int64_t index, int64_t batch_size, DType dtype, Batch& batch) override {
+    for (const mimic::StepGroup& g : eval_groups(data_.valid, batch_size)) {
+      if (index < g.steps)
+        return mimic::fill_step(data_, data_.valid, g.rows, index, batch_size, dtype, batch);
+      index -= g.steps;
+    }
+    fail("mimic-progression: validation batch out of range");
+  }
+
+  nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
+    const Scored s = score(predict, data_.test, batch_size, dtype);
+    nlohmann::json m = progression_metrics(s.labels, s.probs);
+    m["history"] = progression_metrics(s.labels, s.history);
+    m["frequency"] = progression_metrics(s.labels, s.frequency);
+    m["data"] = data_summary();
+    m["definition"] =
+        "every step of the test patients (split by patient, split_seed) whose next admission has "
+        "a label diagnosis: admission a's diagnoses and procedures in, admission a+1's diagnoses "
+        "(labels) out; p_at_k: share of the k highest-scored diagnoses that are in admission a+1, "
+        "averaged over the steps; r_at_k: share of admission a+1's diagnoses among them; "
+        "auc_micro / auc_macro: AUC-ROC over all (step, diagnosis) pairs / per diagnosis; "
+        "history: each diagnosis scored by the number of the patient's admissions 1..a that have "
+        "it, ties by its training frequency; frequency: by its share of the training steps' "
+        "targets";
+    return m;
+  }
+
+  std::string format_metrics(const nlohmann::json& m) const override {
+    std::ostringstream out;
+    out << "mimic-progression: " << m.at("steps").get<int64_t>() << " test steps, "
+        << data_.labels() << " diagnoses\n"
+        << "  scores       AUC-micro    P@1    P@2    P@3\n";
+    char line[160];
+    auto row = [&](const char* name, const nlohmann::json& j) {
+      std::snprintf(line, sizeof line, "  %-11s  %9.4f %6.4f %6.4f %6.4f\n", name,
+                    j.at("auc_micro").get<double>(), j.at("p_at_1").get<double>(),
+                    j.at("p_at_2").get<double>(), j.at("p_at_3").get<double>());
+      out << line;
+    };
+    row("model", m);
+    row("history", m.at("history"));
+    row("frequency", m.at("frequency"));
+    out << selected_line(m);
+    return out.str();
+  }
+
+  std::optional<double> selection_score(const Predictor& predict, int64_t batch_size,
+                                        DType dtype) override {
+    const Scored s = score(predict, data_.valid, batch_size, dtype);
+    return progression_metrics(s.labels, s.probs).at("auc_micro").get<double>();
+  }
+  std::string selection_metric() const override { return "valid_auc_micro"; }
+
+ private:
+  struct Scored {
+    metrics::LabelMatrix labels;
+    metrics::ScoreMatrix probs, history, frequency;
+  };
+
+  // Indices of `split`'s patients, most steps first (ties by index).
+  static std::vector<int64_t> by_length(const std::vector<mimic::ProgressionPatient>& split) {
+    std::vector<int64_t> order(split.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return split[size_t(a)].steps.size() > split[size_t(b)].steps.size();
+    });
+    return order;
+  }
+  std::vector<mimic::StepGroup> eval_groups(const std::vector<mimic::ProgressionPatient>& split,
+                                            int64_t batch_size) const {
+    return mimic::make_groups(split, by_length(split), std::max<int64_t>(1, batch_size));
+  }
+
+  int64_t length(int64_t patient) const {
+    return int64_t(data_.train[size_t(patient)].steps.size());
+  }
+
+  // Epoch `epoch`'s order of the training patients and of their groups (see steps_per_epoch), in
+  // the members' storage: after the first epoch this allocates nothing (std::stable_sort would).
+  void make_epoch(int64_t epoch, int64_t batch_size) {
+    const size_t n = data_.train.size();
+    order_.resize(n);
+    rank_.resize(n);
+    std::iota(order_.begin(), order_.end(), 0);
+    Rng rng(seed_ ^ kOrderSalt, uint64_t(epoch));
+    for (int64_t k = int64_t(n) - 1; k > 0; --k)
+      std::swap(order_[size_t(k)], order_[size_t(rng.below(uint64_t(k + 1)))]);
+    for (size_t i = 0; i < n; ++i) rank_[size_t(order_[i])] = int64_t(i);
+    std::sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) {
+      return length(a) != length(b) ? length(a) > length(b) : rank_[size_t(a)] < rank_[size_t(b)];
+    });
+    group_order_.resize((n + size_t(batch_size) - 1) / size_t(batch_size));
+    std::iota(group_order_.begin(), group_order_.end(), 0);
+    for (int64_t k = int64_t(group_order_.size()) - 1; k > 0; --k)
+      std::swap(group_order_[size_t(k)], group_order_[size_t(rng.below(uint64_t(k + 1)))]);
+    epoch_ = epoch;
+    epoch_batch_ = batch_size;
+  }
+
+  // The model's probabilities and both baselines' scores on every scored step of `split`, the
+  // patients of a group stepped in order (a persistent memory sees each patient's history).
+  Scored score(const Predictor& predict, const std::vector<mimic::ProgressionPatient>& split,
+               int64_t batch_size, DType dtype) const {
+    Scored s;
+    const int64_t v = data_.labels();
+    Batch batch;
+    for (const mimic::StepGroup& g : eval_groups(split, batch_size)) {
+      std::vector<std::vector<double>> seen(g.rows.size(), std::vector<double>(size_t(v)));
+      for (int64_t k = 0; k < g.steps; ++k) {
+        mimic::fill_step(data_, split, g.rows, k, batch_size, dtype, batch);
+        const Tensor scores = predict(batch);
+        MG_CHECK(scores.rank() == 2 && scores.dim(0) == batch.size && scores.dim(1) == v,
+                 "mimic-progression: predictions of shape ", scores.shape(), " for ", batch.size,
+                 " patients and ", v, " diagnoses (a model with output \"set\")");
+        for (size_t r = 0; r < g.rows.size(); ++r) {
+          const auto& steps = split[size_t(g.rows[r])].steps;
+          if (k >= int64_t(steps.size())) continue;
+          const mimic::ProgressionStep& step = steps[size_t(k)];
+          for (int32_t j : step.dx_labels) seen[r][size_t(j)] += 1;
+          if (step.labels.empty()) continue;
+          std::vector<int> y(size_t(v), 0);
+          for (int32_t j : step.labels) y[size_t(j)] = 1;
+          std::vector<double> p(static_cast<size_t>(v)), h(static_cast<size_t>(v));
+          for (int64_t j = 0; j < v; ++j) {
+            const double logit = scores.at(int64_t(r) * v + j);
+            MG_CHECK(std::isfinite(logit), "mimic-progression: the model's score for diagnosis ",
+                     data_.label_name(int32_t(j)), " is not finite (", logit, ")");
+            p[size_t(j)] = sigmoid(logit);
+            // Ties among equally frequent history diagnoses go to the more frequent on train.
+            h[size_t(j)] = seen[r][size_t(j)] + 0.5 * data_.label_frequency[size_t(j)];
+          }
+          s.labels.push_back(std::move(y));
+          s.probs.push_back(std::move(p));
+          s.history.push_back(std::move(h));
+          s.frequency.push_back(data_.label_frequency);
+        }
+      }
+    }
+    MG_CHECK(!s.labels.empty(), "mimic-progression: no scored step in the split (", split.size(),
+             " patients)");
+    return s;
+  }
+
+  static int64_t count_steps(const std::vector<mimic::ProgressionPatient>& split) {
+    int64_t n = 0;
+    for (const auto& p : split) n += int64_t(p.steps.size());
+    return n;
+  }
+
+  nlohmann::json data_summary() const {
+    const mimic::Ehr& e = data_.ehr;
+    return {{"data_dir", e.data_dir},
+            {"layout", e.layout == mimic::Layout::mimic3 ? "MIMIC-III" : "MIMIC-IV"},
+            {"patients", e.patients.size()},
+            {"admissions", e.admissions.size()},
+            {"eligible_patients", data_.eligible_patients},
+            {"split_patients", {data_.train.size(), data_.valid.size(), data_.test.size()}},
+            {"split_steps",
+             {count_steps(data_.train), count_steps(data_.valid), count_steps(data_.test)}},
+            {"unscored_steps", {data_.unscored[0], data_.unscored[1], data_.unscored[2]}},
+            {"categories", data_.options.categories},
+            {"icd9_to_10", data_.options.icd9_to_10},
+            {"icd9_mapped", data_.icd9_mapped},
+            {"icd9_unmapped", data_.icd9_unmapped},
+            {"dx_vocab", data_.dx_vocab.size()},
+            {"proc_vocab", data_.proc_vocab.size()},
+            {"labels", data_.labels()},
+            {"quirks", e.quirks.summary()}};
+  }
+
+  void report_load() const {
+    const mimic::Ehr& e = data_.ehr;
+    std::ostringstream out;
+    out << "mimic-progression: " << e.data_dir << " ("
+        << (e.layout == mimic::Layout::mimic3 ? "MIMIC-III" : "MIMIC-IV")
+        << "): " << e.patients.size() << " patients, " << e.admissions.size() << " admissions, "
+        << data_.eligible_patients
+        << " patients with two or more admissions with diagnoses; read in " << e.seconds << " s\n"
+        << "mimic-progression: patients train " << data_.train.size() << " / valid "
+        << data_.valid.size() << " / test " << data_.test.size() << "; steps "
+        << count_steps(data_.train) << " / " << count_steps(data_.valid) << " / "
+        << count_steps(data_.test) << " (not scored, no label diagnosis next: " << data_.unscored[0]
+        << " / " << data_.unscored[1] << " / " << data_.unscored[2]
+        << "); vocabularies: " << data_.dx_vocab.size() << " diagnosis "
+        << (data_.options.categories ? "categories" : "codes") << ", " << data_.proc_vocab.size()
+        << " procedure codes, " << data_.labels() << " label diagnoses";
+    if (!data_.options.icd9_to_10.empty())
+      out << "; ICD-9 codes mapped to ICD-10: " << data_.icd9_mapped
+          << " (not in the table, kept: " << data_.icd9_unmapped << ")";
+    out << "\n"
+        << "mimic-progression: quirks: " << e.quirks.summary();
+    std::cerr << out.str();
+  }
+
+  nlohmann::json settings_;
+  mimic::ProgressionData data_;
+  uint64_t seed_ = 1;
+  // The current epoch: training patients (longest first), each one's rank in the epoch's
+  // permutation, and the order of the groups of batch_size consecutive patients.
+  std::vector<int64_t> order_, rank_, group_order_;
+  int64_t epoch_ = -1, epoch_batch_ = 0;
+  mutable int64_t per_epoch_ = 0, per_epoch_batch_ = 0;
+};
+
+const bool kRegistered = [] {
+  register_task(
+      {.name = "mimic-progression",
+       .summary = "disease progression: a patient's admissions in order, the next admission's "
+                  "diagnoses from the current one's diagnoses and procedures (DMNC paper, section "
+                  "4.3), read from MIMIC-III or MIMIC-IV tables in data_dir; rows are patients",
+       .create = [](const nlohmann::json& s) { return std::make_unique<MimicProgressionTask>(s); },
+       .default_settings = kDefaults});
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad

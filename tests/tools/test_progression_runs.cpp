@@ -1,0 +1,236 @@
+// mimic-progression with DMNC's persistent memory, on small MIMIC-III tables written here
+// (mimic_fixture::make_progression_tables): through the task's own batches, persistence changes
+// the predictions of a patient's later admissions and is cleared when a group of patients starts,
+// and a row masked at a step keeps its memory; `memgrad train --persistent-memory true` runs on
+// this task (rows are patients) and is still refused on mimic-drugs; bad tables stop with exit 2.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "models/dnc/dmnc.hpp"
+#include "models/model.hpp"
+#include "tasks/task.hpp"
+#include "tests/tasks/mimic_fixture.hpp"
+#include "tests/tools/cli_run.hpp"
+
+using namespace memgrad;
+using namespace memgrad::test;
+using memgrad::cli::cmd_train;
+namespace fs = std::filesystem;
+namespace fx = memgrad::test::mimic_fixture;
+
+namespace {
+
+std::unique_ptr<Model> make_dmnc(const Task& task, bool persistent) {
+  nlohmann::json cfg;
+  for (const ModelInfo& m : all_models())
+    if (m.name == "dmnc-late") cfg = m.default_config;
+  cfg.update(task.model_dims());
+  cfg["embedding"] = 8, cfg["hidden"] = 8, cfg["word_size"] = 6, cfg["memory_slots"] = 5;
+  cfg["read_heads"] = 1;
+  cfg["persistent_memory"] = persistent;
+  return create_model("dmnc-late", cfg, DType::f64, 3);
+}
+
+std::vector<double> predict(Model& model, const Batch& batch) {
+  Tape tape;
+  tape.set_grad_enabled(false);
+  ForwardOptions opts;
+  opts.training = false;
+  return model.forward(tape, batch, opts).predictions.value().to_vector();
+}
+
+double row_diff(const std::vector<double>& a, const std::vector<double>& b, int64_t row,
+                int64_t v) {
+  double d = 0;
+  for (int64_t j = 0; j < v; ++j)
+    d = std::max(d, std::abs(a[size_t(row * v + j)] - b[size_t(row * v + j)]));
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "mimic-progression: persistent memory carries a patient's admissions through the task's "
+    "batches and is cleared when the next group of patients starts") {
+  TempDir tmp;
+  fx::write_tables(tmp.path, fx::make_progression_tables(48));
+  auto task = create_task("mimic-progression", {{"data_dir", tmp.path.string()}});
+  const int64_t v = task->model_dims().at("output_vocab").get<int64_t>(), B = 4;
+  auto carried = make_dmnc(*task, true), flushed = make_dmnc(*task, false);
+  int64_t later_rows = 0, starts = 0, masked_rows = 0;
+  Batch batch, previous;
+  for (int64_t step = 0; step < task->steps_per_epoch(B); ++step) {
+    task->train_batch(step, B, DType::f64, batch);
+    const std::vector<double> p = predict(*carried, batch), q = predict(*flushed, batch);
+    for (int64_t r = 0; r < B; ++r) {
+      const bool start = batch.get("patient_start").at(r) != 0;
+      const bool scored = batch.get("labels_mask").at(r) != 0;
+      if (start) {
+        // A patient's first admission: nothing is carried, the same as without persistence.
+        CHECK(row_diff(p, q, r, v) == 0.0);
+        ++starts;
+      } else if (scored) {
+        // A later admission: the memory of the earlier ones changes the prediction.
+        CHECK(row_diff(p, q, r, v) > 1e-9);
+        ++later_rows;
+      } else {
+        ++masked_rows;
+      }
+    }
+  }
+  CHECK(starts > 0);
+  CHECK(later_rows > 0);
+  CHECK(masked_rows > 0);  // the fixture's patients have 1-3 steps: shorter rows wait masked
+}
+
+TEST_CASE("mimic-progression: deepcare carries each row's state across a patient's admissions") {
+  TempDir tmp;
+  fx::write_tables(tmp.path, fx::make_progression_tables(48));
+  auto task = create_task("mimic-progression", {{"data_dir", tmp.path.string()}});
+  const int64_t v = task->model_dims().at("output_vocab").get<int64_t>(), B = 4;
+  auto make = [&](bool carry) {
+    nlohmann::json cfg = task->model_dims();
+    cfg["embedding"] = 5, cfg["hidden"] = 6, cfg["carry_state"] = carry;
+    return create_model("deepcare", cfg, DType::f64, 4);
+  };
+  auto carried = make(true), alone = make(false);
+  int64_t later_rows = 0, starts = 0;
+  Batch batch;
+  for (int64_t step = 0; step < task->steps_per_epoch(B); ++step) {
+    task->train_batch(step, B, DType::f64, batch);
+    const std::vector<double> p = predict(*carried, batch), q = predict(*alone, batch);
+    for (int64_t r = 0; r < B; ++r) {
+      if (batch.get("patient_start").at(r) != 0) {
+        CHECK(row_diff(p, q, r, v) == 0.0);
+        ++starts;
+      } else if (batch.get("labels_mask").at(r) != 0) {
+        CHECK(row_diff(p, q, r, v) > 1e-9);
+        ++later_rows;
+      }
+    }
+  }
+  CHECK(starts > 0);
+  CHECK(later_rows > 0);
+}
+
+TEST_CASE(
+    "mimic-progression: a row masked at a step keeps its memory for its patient's next step") {
+  TempDir tmp;
+  fx::write_tables(tmp.path, fx::make_progression_tables(48));
+  auto task = create_task("mimic-progression", {{"data_dir", tmp.path.string()}});
+  const int64_t v = task->model_dims().at("output_vocab").get<int64_t>(), B = 4;
+  // A group's first two steps, and the same with an all-masked step between them: the second
+  // admission's predictions are the same (the masked step changed no memory).
+  Batch first, second, blank;
+  int64_t step = 0;
+  for (;; ++step) {  // a group start followed by a step of the same group
+    task->train_batch(step, B, DType::f64, first);
+    task->train_batch(step + 1, B, DType::f64, second);
+    if (first.get("patient_start").at(0) != 0 && second.get("patient_start").at(0) == 0) break;
+    REQUIRE(step < 100);
+  }
+  task->train_batch(step + 1, B, DType::f64, blank);  // its own storage, then every row masked
+  for (const char* f : {"x1_mask", "x2_mask", "labels_mask", "patient_start"})
+    blank.field(f, second.get(f).shape(), DType::f64);  // zero-filled
+  auto a = make_dmnc(*task, true), b = make_dmnc(*task, true);
+  predict(*a, first);
+  const std::vector<double> direct = predict(*a, second);
+  predict(*b, first);
+  predict(*b, blank);
+  const std::vector<double> after_gap = predict(*b, second);
+  for (int64_t r = 0; r < B; ++r) CHECK(row_diff(direct, after_gap, r, v) == 0.0);
+}
+
+TEST_CASE(
+    "mimic-progression: train --persistent-memory true on patients' rows; refused on "
+    "mimic-drugs; metrics.json has P@1-3 and both baselines") {
+  TempDir tmp;
+  fx::write_tables(tmp.path / "data", fx::make_progression_tables(48), /*gz=*/true);
+  const std::string data = (tmp.path / "data").string();
+  const fs::path out = tmp.path / "run";
+  const Run r = run(cmd_train, {"--task",
+                                "mimic-progression",
+                                "--model",
+                                "dmnc-late",
+                                "--persistent-memory",
+                                "true",
+                                "--data",
+                                data,
+                                "--embedding",
+                                "8",
+                                "--hidden",
+                                "8",
+                                "--word-size",
+                                "8",
+                                "--memory-slots",
+                                "6",
+                                "--read-heads",
+                                "1",
+                                "--epochs",
+                                "2",
+                                "--iterations",
+                                "0",
+                                "--batch",
+                                "4",
+                                "--threads",
+                                "1",
+                                "--quiet",
+                                "--out",
+                                out.string()});
+  REQUIRE_MESSAGE(r.code == 0, r.error);
+  std::ifstream in(out / "metrics.json");
+  const nlohmann::json m = nlohmann::json::parse(in);
+  for (const char* key : {"p_at_1", "p_at_2", "p_at_3", "auc_micro"}) {
+    CHECK(m.at(key).is_number());
+    CHECK(m.at("history").at(key).is_number());
+    CHECK(m.at("frequency").at(key).is_number());
+  }
+  CHECK(m.at("data").at("eligible_patients") == 36);
+  CHECK(r.out.find("history") != std::string::npos);
+
+  fx::write_tables(tmp.path / "drugs", fx::make_tables(12));
+  const Run refused =
+      run(cmd_train,
+          {"--task", "mimic-drugs", "--model", "dmnc-late", "--persistent-memory", "true", "--data",
+           (tmp.path / "drugs").string(), "--quiet", "--out", (tmp.path / "refused").string()});
+  CHECK(refused.code == 2);
+  CHECK(refused.error.find("persistent_memory") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.path / "refused"));
+}
+
+TEST_CASE("mimic-progression: a diagnosis of an admission ADMISSIONS lacks is exit 2, no run") {
+  TempDir tmp;
+  fx::Tables t = fx::make_progression_tables(8);
+  t.diagnoses += "99,501,4242,1,\"401\"\n";
+  fx::write_tables(tmp.path / "data", t);
+  const fs::path out = tmp.path / "run";
+  const Run r = run(cmd_train, {"--task", "mimic-progression", "--model", "dmnc-late", "--data",
+                                (tmp.path / "data").string(), "--quiet", "--out", out.string()});
+  CHECK(r.code == 2);
+  CHECK(r.error.find("DIAGNOSES_ICD.csv:") != std::string::npos);
+  CHECK(r.error.find("column HADM_ID: admission 4242 is not in ADMISSIONS") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE(
+    "mimic-progression: deepcare learns the next admission's diagnosis from the current "
+    "procedure, which the baselines cannot") {
+  TempDir tmp;
+  fx::write_tables(tmp.path / "data", fx::make_progression_tables(96));
+  const fs::path out = tmp.path / "run";
+  const Run r =
+      run(cmd_train, {"--task", "mimic-progression", "--model", "deepcare", "--data",
+                      (tmp.path / "data").string(), "--epochs", "20", "--iterations", "0",
+                      "--batch", "8", "--threads", "1", "--quiet", "--out", out.string()});
+  REQUIRE_MESSAGE(r.code == 0, r.error);
+  std::ifstream in(out / "metrics.json");
+  const nlohmann::json m = nlohmann::json::parse(in);
+  // The next admission: the chronic category (every baseline has it first) and the acute code
+  // the current procedure implies (no baseline knows it).
+  CHECK(m.at("p_at_2").get<double>() > 0.95);
+  CHECK(m.at("history").at("p_at_2").get<double>() < 0.8);
+  CHECK(m.at("frequency").at("p_at_2").get<double>() < 0.8);
+}

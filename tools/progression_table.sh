@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Trains the models of the DMNC paper's disease progression table (Table 5) on
+# `mimic-progression`, once per seed (the seed is both the patient split's and the training's),
+# and prints mean ± sd over the seeds of P@1/2/3 (and micro AUC) next to the paper's (markdown),
+# with the two baselines of the same splits as rows of their own: "repeat the patient's history"
+# and "frequency on train".
+#   tools/progression_table.sh [OUT_DIR] [--data DIR] [--seeds "1 2 3"] [--jobs J]
+#                              [--models "m1 ..."] [--epochs E] [extra memgrad train flags...]
+# Rows: dmnc-late and dmnc-early with persistent memory, dmnc-late-flush (the same model with
+# memory flushed every admission: the ablation), wlas, deepcare (state carried across admissions)
+# and deepcare-alone (not carried). Runs go to OUT_DIR/ROW/seed-S (default runs/progression-table),
+# J at a time (default 1, each --threads 1). A run whose directory has metrics.json is kept, so an
+# interrupted table completes on a second call. Each run's wall time is written to its
+# wall_seconds and its CPU time (user + system) to cpu_seconds; the table's wall time is printed
+# last. Hyper-parameters: DMNC section 4.3 (embedding 20, hidden 64, word 32, 32 slots, one read
+# head), Adam 1e-3 (deepcare 1e-2), batch 8 patients (the demos have 9-32 training patients with
+# two admissions or more), E epochs (default 30) with the epoch of best validation micro AUC kept.
+set -euo pipefail
+export LC_ALL=C
+cd "$(dirname "$0")/.."
+out="runs/progression-table"
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then out=$1; shift; fi
+data="../shared/data/mimic-iv-demo"
+seeds="1 2 3 4 5"
+jobs=1
+epochs=30
+models="dmnc-late dmnc-late-flush dmnc-early wlas deepcare deepcare-alone"
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --data) data=$2; shift 2 ;;
+    --seeds) seeds=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --epochs) epochs=$2; shift 2 ;;
+    *) extra+=("$1"); shift ;;
+  esac
+done
+case "$jobs" in '' | *[!0-9]* | 0) echo "progression_table.sh: --jobs takes a positive number, got '$jobs'" >&2; exit 2 ;; esac
+command -v jq >/dev/null || { echo "progression_table.sh: needs jq (apt-get install jq)" >&2; exit 2; }
+# shellcheck source=tools/table_lib.sh
+. tools/table_lib.sh
+bin="${MEMGRAD_BIN:-${MEMGRAD_BUILD_DIR:-build}/memgrad}"
+[ -x "$bin" ] || tools/setup.sh >&2
+mkdir -p "$out"
+
+row_model() {
+  case "$1" in
+    dmnc-late-flush) echo dmnc-late ;;
+    deepcare-alone) echo deepcare ;;
+    *) echo "$1" ;;
+  esac
+}
+row_flags() {
+  local common="--batch 8 --iterations 0 --epochs $epochs --lr-decay-start 0"
+  local rnn="$common --embedding 20 --hidden 64 --lr 1e-3"
+  local mem="$rnn --word-size 32 --memory-slots 32 --read-heads 1"
+  case "$1" in
+    dmnc-late | dmnc-early) echo "$mem --persistent-memory true" ;;
+    dmnc-late-flush) echo "$mem --persistent-memory false" ;;
+    wlas) echo "$rnn" ;;
+    deepcare) echo "$common --embedding 20 --hidden 64 --lr 1e-2 --carry-state true" ;;
+    deepcare-alone) echo "$common --embedding 20 --hidden 64 --lr 1e-2 --carry-state false" ;;
+  esac
+}
+
+train_one() {
+  local m=$1 s=$2 d="$out/$1/seed-$2" st took
+  if [ -f "$d/metrics.json" ]; then echo "$m seed $s: kept $d" >&2; return 0; fi
+  mkdir -p "$out/$m"
+  st=$(date +%s.%N)
+  # shellcheck disable=SC2046  # row_flags is split into words on purpose
+  if ! /usr/bin/env time -f '%U %S' -o "$d.cpu" "$bin" train --task mimic-progression \
+    --model "$(row_model "$m")" $(row_flags "$m") --data "$data" --split-seed "$s" --seed "$s" \
+    --threads 1 --out "$d" --overwrite --quiet ${extra[@]+"${extra[@]}"} >"$d.log" 2>&1; then
+    echo "progression_table.sh: training $m seed $s failed; see $d.log" >&2
+    return 1
+  fi
+  took=$(awk -v a="$st" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+  echo "$took" >"$d/wall_seconds"
+  awk '{printf "%.1f\n", $1 + $2}' "$d.cpu" >"$d/cpu_seconds"
+  echo "$m seed $s done in $took s" >&2
+}
+
+start=$(date +%s.%N)
+run_all || exit 1
+
+# Le et al. 2018, Table 5 (P@1, P@2, P@3 in %: diabetes cohort | mental health cohort).
+paper() {
+  case "$1" in
+    deepcare) echo "66.2 / 59.6 / 53.7 | 52.7 / 46.9 / 40.2" ;;
+    wlas) echo "65.9 / 60.8 / 56.5 | 51.8 / 48.9 / 45.7" ;;
+    dmnc-late) echo "66.5 / 61.3 / 57.0 | 52.7 / 49.4 / 46.2" ;;
+    dmnc-early) echo "67.6 / 61.2 / 56.9 | 53.6 / 50.0 / 47.1" ;;
+    *) echo "- | -" ;;
+  esac
+}
+set -- $seeds
+echo "mimic-progression on $data, seeds: $seeds (mean ± sd over $# patient splits, test steps, %)"
+echo
+echo "| model | P@1 | P@2 | P@3 | AUC micro | CPU s/run | s/run | paper diabetes P@1 / P@2 / P@3 | paper mental |"
+echo "|---|---|---|---|---|---|---|---|---|"
+first=""
+for m in $models; do
+  [ -n "$first" ] || first=$m
+  echo "| $m | $(stat "$m" .p_at_1) | $(stat "$m" .p_at_2) | $(stat "$m" .p_at_3) | $(stat "$m" .auc_micro) | $(seed_mean "$m" cpu_seconds 1) | $(seed_mean "$m" wall_seconds) | $(paper "$m") |"
+done
+for b in history frequency; do
+  echo "| $b | $(stat "$first" ".$b.p_at_1") | $(stat "$first" ".$b.p_at_2") | $(stat "$first" ".$b.p_at_3") | $(stat "$first" ".$b.auc_micro") | - | - | - | - |"
+done
+echo
+awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "table wall time: %.0f s\n", b-a}'
