@@ -78,8 +78,8 @@
 // and "t<t>/edges" [B, J, 2] the path it adds to the word graph A as (from, to) id pairs, zero
 // after the last (the edges Pi_prop emphasises); at the end "end/banks", "end/exists" [B, L],
 // "end/strength", "bank_weights" [B, L] (d_m, 0 for banks not read) and "attention" [B, L, V]
-// (ps_m). tools/figures/amn.cpp draws the paper's Figs. 3 and 4 from them. Nothing is recorded
-// or computed for the trace when it is off.
+// (ps_m). tools/figures/amn_fig3.cpp, amn_fig4.cpp draw the paper's Figs. 3 and 4 from them.
+// Nothing is recorded or computed for the trace when it is off.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -1,6 +1,6 @@
-// The AMN paper's Figs. 3 and 4 (tools/figures/amn.cpp) drawn from a hand-made trace of a
-// three-sentence story, whose banks, moves, edges and banks read are known: every cell, mark,
-// panel and edge is counted. (tests/scripts/render_pages.sh draws them from a trained run.)
+// The AMN paper's Figs. 3 and 4 (tools/figures/amn_fig3.cpp, amn_fig4.cpp) drawn from a hand-made
+// trace of a three-sentence story, whose banks, moves, edges and banks read are known: every cell,
+// mark, panel and edge is counted. (tests/scripts/render_pages.sh draws them from a trained run.)
 #include <doctest/doctest.h>
 
 #include <string>
