@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <vector>
 
 #include "models/layers/config.hpp"
 #include "models/qa/babi_check.hpp"
@@ -21,6 +23,7 @@ const nlohmann::json kDefaults = {
     {"memory_size", 50},                // the story window (the task's setting)
     {"embedding_dim", 50},              // d (gap 9)
     {"max_banks", 5},                   // L: m_0 .. m_{L-1} (the paper creates 1-6)
+    {"propagation", true},              // Pi_prop (Eqs. 14-15); false: the ablation
     {"prop_hops", 2},                   // r of Eq. 14 (gap 6)
     {"recency", 1.0},                   // extra weight of the current sentence's edges (gap 5)
     {"relevance_gate", "similarity"},   // Eq. 6 (gap 1): "similarity" or "literal"
@@ -58,6 +61,25 @@ std::string step_name(int64_t step, const char* what) {
 
 void accumulate(Var& total, Var term) { total = total.defined() ? add(total, term) : term; }
 
+// For the trace: sentence t's word ids [B, J] (`edges` false), or the path it adds to the word
+// graph A as (from, to) pairs [B, J, 2], zero after the last edge (qa::sentence_path), from the
+// batch's ids [B, T, J].
+Tensor sentence_record(const std::vector<int32_t>& ids, int64_t b, int64_t t_count, int64_t j,
+                       int64_t t, DType dtype, bool edges) {
+  Tensor out = Tensor::zeros(edges ? Shape{b, j, 2} : Shape{b, j}, dtype);
+  std::vector<int32_t> path(size_t(2 * j), 0);
+  for (int64_t s = 0; s < b; ++s) {
+    const std::span<const int32_t> words(ids.data() + (s * t_count + t) * j, size_t(j));
+    if (!edges) {
+      for (int64_t w = 0; w < j; ++w) out.set(s * j + w, double(words[size_t(w)]));
+      continue;
+    }
+    const int64_t n = qa::sentence_path(words, path);
+    for (int64_t e = 0; e < 2 * n; ++e) out.set(s * j * 2 + e, double(path[size_t(e)]));
+  }
+  return out;
+}
+
 }  // namespace
 
 Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
@@ -69,6 +91,7 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   dim_ = layers::config_int(c, kName, "embedding_dim");
   banks_ = layers::config_int(c, kName, "max_banks", 2);
   graph_.hops = layers::config_int(c, kName, "prop_hops");
+  propagation_ = c.at("propagation").get<bool>();
   graph_.recency = c.at("recency").get<double>();
   MG_CHECK(graph_.recency >= 0, kName, ": recency must be >= 0, got ", graph_.recency);
   decode_banks_ = c.at("decode_banks").get<int64_t>();
@@ -170,7 +193,9 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
     dict = add(dict, bmm(at(st.onehot, t, Shape{b, v, j}), words_t));
     w = add_update(tape, *au_, w, dict, slice(au_input, 1, t, 1), at(st.fresh, t, Shape{b, v, 1}),
                    at(st.again, t, Shape{b, v, 1}));
-    w = propagate(tape, *prop_, w, at(st.prop, t, Shape{b, v, v}), at(st.heard, t, Shape{b, v, 1}));
+    if (propagation_)
+      w = propagate(tape, *prop_, w, at(st.prop, t, Shape{b, v, v}),
+                    at(st.heard, t, Shape{b, v, 1}));
     const Var active = mul(reshape(seen_t, Shape{b, v}), live_t);  // entities in memory
     s = where(active, strength_step(tape, p_, settings_, w, q, s), s);
     if (aux) accumulate(strength_term, bernoulli_kl(s, targets, active, st.seen_count));
@@ -194,6 +219,10 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
       opts.trace->record(step_name(t, "strength"), s.value());
       opts.trace->record(step_name(t, "p_new"), reshape(cr.p, Shape{b}).value());
       opts.trace->record(step_name(t, "p_move"), pm.value());
+      opts.trace->record(step_name(t, "words"),
+                         sentence_record(scratch_.ids, b, t_count, j, t, dtype, false));
+      opts.trace->record(step_name(t, "edges"),
+                         sentence_record(scratch_.ids, b, t_count, j, t, dtype, true));
     }
   }
 

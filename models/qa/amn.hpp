@@ -70,10 +70,16 @@
 //  13. s^0 ("Xavier normal"): sigmoid of a learned per-word parameter s0 [V], Xavier-normal init.
 //  14. The encoder GRU's state starts at zero in every sentence; padding words leave it unchanged.
 //
+// Ablation: "propagation": false skips Pi_prop (Eqs. 14-15); the word graph is still built.
+//
 // Trace (ForwardOptions::trace), per sentence t: "t<t>/banks" [B, L, V] membership after the
 // sentence, "t<t>/exists" [B, L-1] which of m_1.. exist, "t<t>/strength" [B, V], "t<t>/p_new"
-// [B], "t<t>/p_move" [B, V]; at the end "end/banks", "end/exists" [B, L], "end/strength",
-// "bank_weights" [B, L] (d_m, 0 for banks not read) and "attention" [B, L, V] (ps_m).
+// [B], "t<t>/p_move" [B, V], "t<t>/words" [B, J] the sentence's word ids (the entities' names)
+// and "t<t>/edges" [B, J, 2] the path it adds to the word graph A as (from, to) id pairs, zero
+// after the last (the edges Pi_prop emphasises); at the end "end/banks", "end/exists" [B, L],
+// "end/strength", "bank_weights" [B, L] (d_m, 0 for banks not read) and "attention" [B, L, V]
+// (ps_m). tools/figures/amn_fig3.cpp, amn_fig4.cpp draw the paper's Figs. 3 and 4 from them.
+// Nothing is recorded or computed for the trace when it is off.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -106,6 +112,7 @@ class Amn : public Model {
  private:
   nlohmann::json config_;
   int64_t vocab_, sentence_len_, dim_, banks_, decode_banks_;
+  bool propagation_ = true;  // "propagation": Pi_prop on (false: the ablation)
   qa::amn::Settings settings_;
   qa::AmnGraphOptions graph_;
   std::optional<GruCell> enc_, au_, prop_;  // Eqs. 2/4, 13, 15

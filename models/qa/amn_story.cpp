@@ -31,6 +31,22 @@ void search(const std::vector<uint8_t>& edge, std::span<const int32_t> nodes, in
 
 }  // namespace
 
+int64_t sentence_path(std::span<const int32_t> words, std::span<int32_t> edges) {
+  int64_t n = 0;
+  int32_t prev = 0;
+  for (const int32_t id : words) {
+    if (id == 0) continue;
+    if (prev != 0 && prev != id) {
+      MG_CHECK(2 * n + 1 < int64_t(edges.size()), "amn: no room for the path's edge ", n);
+      edges[size_t(2 * n)] = prev;
+      edges[size_t(2 * n + 1)] = id;
+      ++n;
+    }
+    prev = id;
+  }
+  return n;
+}
+
 void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> live, int64_t j,
                      std::span<const int32_t> query, int32_t answer, int64_t vocab,
                      const AmnGraphOptions& options, AmnStory& out) {
@@ -54,6 +70,7 @@ void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> li
   out.next.assign(size_t(v), 0);
   out.nodes.clear();
   out.nodes.reserve(size_t(v));
+  out.path.resize(size_t(2 * j));
 
   std::vector<uint8_t>& known = out.known;  // seen so far
   known.assign(size_t(v), 0);
@@ -62,7 +79,6 @@ void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> li
     uint8_t* again = &out.again[size_t(t * v)];
     std::fill(out.current.begin(), out.current.end(), uint8_t(0));
     if (live[size_t(t)]) {
-      int32_t prev = 0;
       for (int64_t w = 0; w < j; ++w) {
         const int32_t id = words[size_t(t * j + w)];
         MG_CHECK(id >= 0 && id < v, "amn: word id ", id, " at sentence ", t, ", word ", w,
@@ -75,11 +91,12 @@ void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> li
         } else if (!fresh[id]) {
           again[id] = 1;
         }
-        if (prev != 0 && prev != id) {
-          out.edge[size_t(prev * v + id)] = 1;
-          out.current[size_t(prev * v + id)] = 1;
-        }
-        prev = id;
+      }
+      const int64_t edges = sentence_path(words.subspan(size_t(t * j), size_t(j)), out.path);
+      for (int64_t e = 0; e < edges; ++e) {
+        const int32_t from = out.path[size_t(2 * e)], to = out.path[size_t(2 * e + 1)];
+        out.edge[size_t(from * v + to)] = 1;
+        out.current[size_t(from * v + to)] = 1;
       }
     }
     std::copy(known.begin(), known.end(), out.seen.begin() + t * v);

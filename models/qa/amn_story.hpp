@@ -28,8 +28,14 @@ struct AmnStory {
   std::vector<uint8_t> relevant;  // [V]      in the answer's connected component (undirected)
   // Scratch of the builder (kept so that a reused AmnStory does not allocate).
   std::vector<uint8_t> edge, current, reach, frontier, next, known;
-  std::vector<int32_t> nodes;
+  std::vector<int32_t> nodes, path;
 };
+
+// The path a sentence of J ids (nil = 0) adds to the word graph A (Pi_prop; the paper's A.4: "a
+// directed graph is drawn progressively from w_0 ... w_N", reusing nodes already in A): an edge
+// from each non-nil word to the next, none from a word to itself. Writes the edges as (from, to)
+// pairs into `edges` (room for J - 1 pairs) and returns how many there are.
+int64_t sentence_path(std::span<const int32_t> words, std::span<int32_t> edges);
 
 // Builds `out` from one sample: `words` holds T sentences of J ids (row-major, nil-padded), `live`
 // T flags, `query` the question's ids and `answer` its answer id (or -1: no E[s] targets). Edges:

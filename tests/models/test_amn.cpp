@@ -470,3 +470,35 @@ TEST_CASE("amn inference stats: the gathered decode answers as the tape's, from 
     CHECK(row.at("entity_ratio").get<double>() == doctest::Approx(ratio / double(questions)));
   }
 }
+
+TEST_CASE("amn ablation: propagation false skips Pi_prop, the word graph's GRU is never used") {
+  const Batch batch = check_batch();
+  // The loss with the propagation GRU's weights as initialised, then all scaled by 3.
+  auto losses = [&](bool propagation) {
+    nlohmann::json c = tiny();
+    c["propagation"] = propagation;
+    Amn model(c, DType::f64, 4);
+    std::vector<double> out;
+    for (int pass = 0; pass < 2; ++pass) {
+      Tape tape;
+      tape.set_seed(2);
+      out.push_back(model.forward(tape, batch, ForwardOptions{}).loss.value().at(0));
+      int scaled = 0;
+      for (size_t i = 0; i < model.params().size(); ++i) {
+        Parameter& p = model.params()[i];
+        if (p.name.rfind("prop.", 0) != 0) continue;
+        for (int64_t k = 0; k < p.value.numel(); ++k) p.value.set(k, 3.0 * p.value.at(k));
+        ++scaled;
+      }
+      REQUIRE(scaled > 0);
+    }
+    return out;
+  };
+  const std::vector<double> on = losses(true), off = losses(false);
+  CHECK(on[0] != doctest::Approx(on[1]));
+  CHECK(off[0] == off[1]);
+  CHECK(off[0] != doctest::Approx(on[0]));
+  nlohmann::json c = tiny();
+  c["propagation"] = "no";
+  CHECK_THROWS_AS(Amn(c, DType::f64, 1), Error);
+}

@@ -12,7 +12,8 @@ fail() { echo "figure_cli test: $*" >&2; exit 1; }
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 list=$("$bin" figure --list)
-for name in dmnc-fig3 dmnc-fig4 memn2n-hops dmn-plus-episodes entnet-gates ebmrnn-fig2 ebmrnn-fig3; do
+for name in dmnc-fig3 dmnc-fig4 memn2n-hops dmn-plus-episodes entnet-gates ebmrnn-fig2 ebmrnn-fig3 \
+  amn-fig3 amn-fig4; do
   grep -q "^$name " <<<"$list" || fail "--list lacks $name"
 done
 grep -q 'DMNC (Le et al. 2018), Fig. 3' <<<"$list" || fail "--list lacks the paper of dmnc-fig3"
@@ -35,6 +36,30 @@ for name in dmnc-fig3 dmnc-fig4; do
   grep -q "memgrad figure $name" "$tmp/page.html" || fail "the inspect page lacks $name"
 done
 
+# AMN (Figs. 3 and 4) on a bAbI file of a few stories: a cell per bank (3) and sentence, a graph
+# panel per sentence and one for the answer.
+data="$tmp/babi/tasks_1-20_v1-2/en"
+mkdir -p "$data"
+story="1 Mary went to the kitchen.
+2 John moved to the garden.
+3 Sandra went to the office.
+4 Where is Mary?	kitchen	1
+"
+for split in train test; do for i in 1 2 3; do printf '%s' "$story"; done > "$data/qa1_fixture_$split.txt"; done
+"$bin" train --task babi --model amn --babi-task 1 --data "$tmp/babi" --epochs 1 --embedding-dim 4 \
+  --max-banks 3 --out "$tmp/amn" --quiet > /dev/null
+"$bin" figure amn-fig3 --checkpoint "$tmp/amn" --sample 1 --out "$tmp/amn3.svg" >/dev/null
+"$bin" figure amn-fig4 --checkpoint "$tmp/amn" --sample 1 --out "$tmp/amn4.html" >/dev/null
+cells=$(( $(grep -o 'class="bank-cell' "$tmp/amn3.svg" | wc -l) + $(grep -o 'class="absent"' "$tmp/amn3.svg" | wc -l) ))
+[ "$cells" -eq 9 ] || fail "amn-fig3 has $cells cells for 3 banks and 3 sentences"
+[ "$(grep -o 'class="entered"' "$tmp/amn3.svg" | wc -l)" -eq 10 ] ||
+  fail "amn-fig3 does not mark the story's 10 distinct words entering m_0"
+grep -q '>3. sandra went to the office</text>' "$tmp/amn3.svg" || fail "amn-fig3 lacks the story"
+[ "$(grep -o 'class="panel"' "$tmp/amn4.html" | wc -l)" -eq 4 ] ||
+  fail "amn-fig4 has no panel per sentence and for the answer"
+[ "$(grep -o 'class="edge-now"' "$tmp/amn4.html" | wc -l)" -eq 12 ] ||
+  fail "amn-fig4 does not highlight each sentence's 4 edges"
+
 expect_2() { # expect_2 PATTERN ARGS...: memgrad exits 2 with PATTERN in its message
   local pattern=$1 rc=0
   shift
@@ -48,5 +73,6 @@ expect_2 "FILE.svg or --out FILE.html" figure dmnc-fig3 --checkpoint "$tmp/run" 
 expect_2 "checkpoint DIR is required" figure dmnc-fig3 --out "$tmp/x.svg"
 expect_2 "out of range" figure dmnc-fig3 --checkpoint "$tmp/run" --sample 99 --out "$tmp/x.svg"
 expect_2 "one figure NAME" figure --checkpoint "$tmp/run" --out "$tmp/x.svg"
+expect_2 "is drawn for model amn" figure amn-fig3 --checkpoint "$tmp/run" --out "$tmp/x.svg"
 [ ! -e "$tmp/x.svg" ] && [ ! -e "$tmp/x.png" ] || fail "a refused command wrote a file"
 echo "figure_cli: ok"

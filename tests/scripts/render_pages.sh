@@ -2,8 +2,9 @@
 # Every page and SVG the tools write, opened in headless Chromium: the main job (tools/main.sh on
 # a tiny model trained 3 steps) and its page, `memgrad inspect --html` pages, and every figure of
 # `memgrad figure --list` whose model and task can be trained here in seconds (sum2seq, bAbI on a
-# hand-made story file; the EBmRNN figures need PhysioNet data and the GRNN figure CodiEsp, and
-# are drawn when ../shared/data has them). Each must be self-contained (no URL but the SVG namespace), parse
+# hand-made story file, AMN's two figures among them; the EBmRNN figures need PhysioNet data and
+# the GRNN figure CodiEsp, and are drawn when ../shared/data has them). Each must be
+# self-contained (no URL but the SVG namespace), parse
 # (Chromium's DOM holds no parser error and every <svg> of the file), and render: a screenshot
 # with enough non-white pixels. Skipped (exit 77), saying why, where Chromium or Python 3 (which
 # reads the screenshots' PNG) is missing.
@@ -60,6 +61,20 @@ for pair in memn2n:memn2n-hops dmn-plus:dmn-plus-episodes entnet:entnet-gates; d
   grep -q "memgrad figure $name" "$tmp/$model.html" || fail "the $model page lacks its figure"
   pages+=("$tmp/$name.svg" "$tmp/$model.html")
 done
+
+# AMN draws two figures (the paper's Figs. 3 and 4), each as SVG and as a page.
+"$bin" train --task babi --model amn --babi-task 1 --data "$tmp/babi" --epochs 1 --embedding-dim 8 \
+  --out "$tmp/amn" --quiet > /dev/null 2> "$tmp/amn.err" || { cat "$tmp/amn.err"; fail "training amn failed"; }
+for name in amn-fig3 amn-fig4; do
+  "$bin" figure "$name" --checkpoint "$tmp/amn" --sample 1 --out "$tmp/$name.svg" >/dev/null
+  "$bin" figure "$name" --checkpoint "$tmp/amn" --sample 1 --out "$tmp/$name.html" >/dev/null
+  pages+=("$tmp/$name.svg" "$tmp/$name.html")
+done
+"$bin" inspect --checkpoint "$tmp/amn" --sample 1 --html "$tmp/amn.html" >/dev/null
+for name in amn-fig3 amn-fig4; do
+  grep -q "memgrad figure $name" "$tmp/amn.html" || fail "the amn page lacks $name"
+done
+pages+=("$tmp/amn.html")
 
 shared="${MEMGRAD_SHARED_DIR:-../shared}/data"
 if [ -d "$shared/physionet-challenge-2012" ]; then

@@ -10,54 +10,25 @@
 #include <cstdio>
 
 #include "engine/error.hpp"
+#include "tools/figures/babi_lines.hpp"
 #include "tools/figures/figure.hpp"
 #include "tools/figures/svg_draw.hpp"
 
 namespace memgrad::cli {
 namespace {
 
-struct Sentence {
-  int memory = 0;  // index into the model's memories (attention columns)
-  int time = 0;    // the sentence's age: 1 = the last sentence before the question
-  std::string text;
-};
-
-// The story's sentences from the sample's "memory I (time T)" lines, first (oldest) first.
-std::vector<Sentence> story(const FigureInput& in, const std::string& figure) {
-  std::vector<Sentence> out;
-  for (const auto& [key, value] : in.sample) {
-    Sentence s;
-    if (std::sscanf(key.c_str(), "memory %d (time %d)", &s.memory, &s.time) != 2) continue;
-    s.text = value;
-    out.push_back(s);
-  }
-  MG_CHECK(!out.empty(), "figure ", figure, ": task ", in.task, " gives no story lines (memory I)");
-  std::sort(out.begin(), out.end(),
-            [](const Sentence& a, const Sentence& b) { return a.time > b.time; });
-  return out;
-}
-
-// Question, answer and prediction lines under the table.
-std::vector<std::string> outcome(const FigureInput& in) {
-  std::vector<std::string> notes;
-  for (const char* key : {"question", "answer", "predicted", "correct"})
-    for (const auto& [k, v] : in.sample)
-      if (k == key) notes.push_back(k + ": " + v);
-  return notes;
-}
-
 // One column per series step (or per series, for hops recorded as separate series), one row per
 // sentence in story order.
 std::string story_table(const FigureInput& in, const std::string& figure, const std::string& title,
                         const std::vector<std::string>& columns,
                         const std::vector<const std::vector<double>*>& weights) {
-  const std::vector<Sentence> sentences = story(in, figure);
+  const std::vector<StorySentence> sentences = babi_story(in, figure);
   WeightTable t;
   t.title = title + " (" + in.model + ", " + in.source + ")";
   t.row_title = "story";
   t.columns = columns;
   bool probabilities = true;
-  for (const Sentence& s : sentences) {
+  for (const StorySentence& s : sentences) {
     t.row_labels.push_back(std::to_string(t.row_labels.size() + 1) + ". " + s.text);
     std::vector<double> row;
     for (const auto* w : weights) {
@@ -68,7 +39,7 @@ std::string story_table(const FigureInput& in, const std::string& figure, const 
     }
     t.values.push_back(row);
   }
-  t.notes = outcome(in);
+  t.notes = babi_outcome(in);
   if (!probabilities)  // MemN2N's linear start records the scores, before any softmax
     t.notes.push_back("weights outside [0, 1]: scores without softmax (e.g. a linear start)");
   return weight_table_svg(t);
@@ -101,7 +72,7 @@ std::string dmn_plus_episodes(const FigureInput& in) {
 
 std::string entnet_gates(const FigureInput& in) {
   const TraceSeries& gate = in.get("entnet-gates", "gate");
-  const std::vector<Sentence> sentences = story(in, "entnet-gates");
+  const std::vector<StorySentence> sentences = babi_story(in, "entnet-gates");
   MG_CHECK(gate.values.size() == sentences.size(), "figure entnet-gates: ", gate.values.size(),
            " gate steps for a story of ", sentences.size(), " sentences");
   WeightTable t;
@@ -118,7 +89,7 @@ std::string entnet_gates(const FigureInput& in) {
     t.row_labels.push_back("output attention over the slots");
     t.values.push_back(a->values.front());
   }
-  t.notes = outcome(in);
+  t.notes = babi_outcome(in);
   return weight_table_svg(t);
 }
 

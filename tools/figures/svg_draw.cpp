@@ -13,32 +13,36 @@ namespace {
 
 constexpr double kCharWidth = 6.6;  // sans-serif at 12 px, for sizing label columns
 
-int text_width(const std::string& s) { return int(std::ceil(kCharWidth * double(s.size()))); }
+}  // namespace
+
+int svg_text_width(const std::string& s) { return int(std::ceil(kCharWidth * double(s.size()))); }
 // Titles are bold: wider.
-int title_width(const std::string& s) { return text_width(s) * 6 / 5 + 20; }
+int svg_title_width(const std::string& s) { return svg_text_width(s) * 6 / 5 + 20; }
 
 // The document's start: size, font and a white ground (so the figure reads on any page).
-void open_svg(std::ostringstream& out, int width, int height) {
+void svg_open(std::ostringstream& out, int width, int height) {
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
       << "\" viewBox=\"0 0 " << width << " " << height
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"" << width
       << "\" height=\"" << height << "\" fill=\"#fff\"/>\n";
 }
 
-void text(std::ostringstream& out, double x, double y, const std::string& s,
-          const char* anchor = "start", const char* extra = "") {
+void svg_text(std::ostringstream& out, double x, double y, const std::string& s, const char* anchor,
+              const char* extra) {
   out << "<text x=\"" << x << "\" y=\"" << y << "\" text-anchor=\"" << anchor << "\"" << extra
       << ">" << html_escape(s) << "</text>";
 }
 
 // White (0) to dark blue (1), the MemN2N paper's shading.
-std::string blue(double v) {
+std::string svg_blue(double v) {
   const double t = std::clamp(v, 0.0, 1.0);
   char buf[16];
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x", int(255 - 225 * t), int(255 - 175 * t),
                 int(255 - 75 * t));
   return buf;
 }
+
+namespace {
 
 // Blue (-1) through white (0) to red (+1).
 std::string diverging(double v) {
@@ -53,11 +57,11 @@ std::string diverging(double v) {
   return buf;
 }
 
-void notes_at(std::ostringstream& out, int x, int y, const std::vector<std::string>& notes) {
-  for (size_t i = 0; i < notes.size(); ++i) text(out, x, y + 16 * int(i), notes[i]);
-}
-
 }  // namespace
+
+void svg_notes(std::ostringstream& out, int x, int y, const std::vector<std::string>& notes) {
+  for (size_t i = 0; i < notes.size(); ++i) svg_text(out, x, y + 16 * int(i), notes[i]);
+}
 
 std::string svg_number(double v, const char* format) {
   char buf[32];
@@ -73,11 +77,11 @@ std::string bar_chart_svg(const BarChart& c) {
   const int n = int(c.values.size());
   const int plot_w = std::max(bar * n, 200);
   int width = left + plot_w + 20;
-  for (const std::string& s : c.notes) width = std::max(width, text_width(s) + 20);
+  for (const std::string& s : c.notes) width = std::max(width, svg_text_width(s) + 20);
   const int height = top + plot_h + 56 + 16 * int(c.notes.size());
   std::ostringstream out;
-  open_svg(out, std::max(width, title_width(c.title)), height);
-  text(out, 10, 20, c.title, "start", " font-weight=\"bold\"");
+  svg_open(out, std::max(width, svg_title_width(c.title)), height);
+  svg_text(out, 10, 20, c.title, "start", " font-weight=\"bold\"");
   auto y_of = [&](double v) {
     const double t = (std::clamp(v, c.y_min, c.y_max) - c.y_min) / (c.y_max - c.y_min);
     return top + plot_h - t * plot_h;
@@ -86,7 +90,7 @@ std::string bar_chart_svg(const BarChart& c) {
     const double v = c.y_min + (c.y_max - c.y_min) * k / 4.0;
     out << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << y_of(v)
         << "\" y2=\"" << y_of(v) << "\" stroke=\"" << (k == 0 ? "#000" : "#ddd") << "\"/>";
-    text(out, left - 6, y_of(v) + 4, svg_number(v, "%.2f"), "end");
+    svg_text(out, left - 6, y_of(v) + 4, svg_number(v, "%.2f"), "end");
   }
   out << "<line x1=\"" << left << "\" x2=\"" << left << "\" y1=\"" << top << "\" y2=\""
       << top + plot_h << "\" stroke=\"#000\"/>\n";
@@ -96,13 +100,13 @@ std::string bar_chart_svg(const BarChart& c) {
     out << "<rect class=\"bar\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << bar - 8
         << "\" height=\"" << top + plot_h - y << "\" fill=\"#3a6fd8\"><title>"
         << html_escape(c.x_labels[size_t(i)]) << ": " << svg_number(v, "%.4f") << "</title></rect>";
-    text(out, x + (bar - 8) / 2.0, y - 3, svg_number(v, "%.2f"), "middle", " font-size=\"9\"");
-    text(out, x + (bar - 8) / 2.0, top + plot_h + 15, c.x_labels[size_t(i)], "middle");
+    svg_text(out, x + (bar - 8) / 2.0, y - 3, svg_number(v, "%.2f"), "middle", " font-size=\"9\"");
+    svg_text(out, x + (bar - 8) / 2.0, top + plot_h + 15, c.x_labels[size_t(i)], "middle");
   }
-  text(out, left + plot_w / 2.0, top + plot_h + 34, c.x_title, "middle");
-  text(out, 14, top + plot_h / 2.0, c.y_title, "middle",
-       (" transform=\"rotate(-90 14 " + std::to_string(top + plot_h / 2) + ")\"").c_str());
-  notes_at(out, 10, top + plot_h + 54, c.notes);
+  svg_text(out, left + plot_w / 2.0, top + plot_h + 34, c.x_title, "middle");
+  svg_text(out, 14, top + plot_h / 2.0, c.y_title, "middle",
+           (" transform=\"rotate(-90 14 " + std::to_string(top + plot_h / 2) + ")\"").c_str());
+  svg_notes(out, 10, top + plot_h + 54, c.notes);
   out << "\n</svg>\n";
   return out.str();
 }
@@ -113,37 +117,38 @@ std::string weight_table_svg(const WeightTable& t) {
   for (const auto& row : t.values)
     MG_CHECK(row.size() == t.columns.size(), "figure '", t.title, "': a row of ", row.size(),
              " values for ", t.columns.size(), " columns");
-  int label_w = text_width(t.row_title);
-  for (const std::string& s : t.row_labels) label_w = std::max(label_w, text_width(s));
+  int label_w = svg_text_width(t.row_title);
+  for (const std::string& s : t.row_labels) label_w = std::max(label_w, svg_text_width(s));
   label_w += 16;
   const int ncol = int(t.columns.size()), nrow = int(t.row_labels.size());
   const int cell_w = ncol > 8 ? 48 : 64, row_h = 20, top = 52, left = 10;
   int width = left + label_w + cell_w * ncol + 10;
-  for (const std::string& s : t.notes) width = std::max(width, text_width(s) + 20);
-  width = std::max(width, title_width(t.title));
+  for (const std::string& s : t.notes) width = std::max(width, svg_text_width(s) + 20);
+  width = std::max(width, svg_title_width(t.title));
   const int height = top + row_h * nrow + 20 + 16 * int(t.notes.size());
   std::ostringstream out;
-  open_svg(out, width, height);
-  text(out, left, 20, t.title, "start", " font-weight=\"bold\"");
-  text(out, left, top - 8, t.row_title, "start", " font-style=\"italic\"");
+  svg_open(out, width, height);
+  svg_text(out, left, 20, t.title, "start", " font-weight=\"bold\"");
+  svg_text(out, left, top - 8, t.row_title, "start", " font-style=\"italic\"");
   for (int j = 0; j < ncol; ++j)
-    text(out, left + label_w + cell_w * j + cell_w / 2.0, top - 8, t.columns[size_t(j)], "middle");
+    svg_text(out, left + label_w + cell_w * j + cell_w / 2.0, top - 8, t.columns[size_t(j)],
+             "middle");
   for (int i = 0; i < nrow; ++i) {
     const int y = top + row_h * i;
-    text(out, left, y + 14, t.row_labels[size_t(i)]);
+    svg_text(out, left, y + 14, t.row_labels[size_t(i)]);
     for (int j = 0; j < ncol; ++j) {
       const double v = t.values[size_t(i)][size_t(j)];
       const int x = left + label_w + cell_w * j;
       out << "<rect class=\"cell\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << cell_w - 2
-          << "\" height=\"" << row_h - 2 << "\" fill=\"" << blue(v) << "\"><title>"
+          << "\" height=\"" << row_h - 2 << "\" fill=\"" << svg_blue(v) << "\"><title>"
           << html_escape(t.columns[size_t(j)]) << ", " << html_escape(t.row_labels[size_t(i)])
           << ": " << svg_number(v, "%.4f") << "</title></rect>";
-      text(out, x + (cell_w - 2) / 2.0, y + 14, svg_number(v, "%.2f"), "middle",
-           v > 0.55 ? " fill=\"#fff\"" : "");
+      svg_text(out, x + (cell_w - 2) / 2.0, y + 14, svg_number(v, "%.2f"), "middle",
+               v > 0.55 ? " fill=\"#fff\"" : "");
     }
     out << "\n";
   }
-  notes_at(out, left, top + row_h * nrow + 18, t.notes);
+  svg_notes(out, left, top + row_h * nrow + 18, t.notes);
   out << "</svg>\n";
   return out.str();
 }
@@ -169,20 +174,20 @@ std::string belief_map_svg(const BeliefMap& m) {
   const int height = grid_bottom + words_h + 20 + 16 * int(m.notes.size());
   std::ostringstream out;
   open_svg(out, width, height);
-  text(out, left, 20, m.title, "start", " font-weight=\"bold\"");
+  svg_text(out, left, 20, m.title, "start", " font-weight=\"bold\"");
   // The colour key: lo, midpoint and hi.
   const int key_x = left, key_y = 32;
   for (int k = 0; k <= 20; ++k)
     out << "<rect x=\"" << key_x + 8 * k << "\" y=\"" << key_y
         << "\" width=\"8\" height=\"10\" fill=\"" << diverging(-1 + k / 10.0) << "\"/>";
-  text(out, key_x, key_y + 22, svg_number(m.lo, "%.2g"), "start", " font-size=\"10\"");
-  text(out, key_x + 84, key_y + 22, svg_number((m.lo + m.hi) / 2, "%.2g"), "middle",
+  svg_text(out, key_x, key_y + 22, svg_number(m.lo, "%.2g"), "start", " font-size=\"10\"");
+  svg_text(out, key_x + 84, key_y + 22, svg_number((m.lo + m.hi) / 2, "%.2g"), "middle",
        " font-size=\"10\"");
-  text(out, key_x + 168, key_y + 22, svg_number(m.hi, "%.2g"), "end", " font-size=\"10\"");
-  text(out, key_x + 180, key_y + 9, m.scale_title);
+  svg_text(out, key_x + 168, key_y + 22, svg_number(m.hi, "%.2g"), "end", " font-size=\"10\"");
+  svg_text(out, key_x + 180, key_y + 9, m.scale_title);
   for (int i = 0; i < nrow; ++i) {
     const int y = top + row_h * i;
-    text(out, grid_x - 8, y + 13, m.row_labels[size_t(i)], "end");
+    svg_text(out, grid_x - 8, y + 13, m.row_labels[size_t(i)], "end");
     for (int j = 0; j < ncol; ++j) {
       const double v = m.values[size_t(i)][size_t(j)];
       out << "<rect class=\"cell\" x=\"" << grid_x + cell_w * j << "\" y=\"" << y << "\" width=\""
@@ -196,13 +201,13 @@ std::string belief_map_svg(const BeliefMap& m) {
   }
   for (int j = 0; j < ncol; ++j) {  // the words, written downwards under their column
     const double x = grid_x + cell_w * j + cell_w / 2.0 + 3, y = grid_bottom + 6;
-    text(out, x, y, m.columns[size_t(j)], "start",
+    svg_text(out, x, y, m.columns[size_t(j)], "start",
          (" font-size=\"10\" transform=\"rotate(90 " + svg_number(x, "%.1f") + " " +
           svg_number(y, "%.1f") + ")\"")
              .c_str());
   }
   out << "\n";
-  notes_at(out, left, grid_bottom + words_h + 20, m.notes);
+  svg_notes(out, left, grid_bottom + words_h + 20, m.notes);
   out << "</svg>\n";
   return out.str();
 }

@@ -3,6 +3,7 @@
 // MemN2N paper's attention per hop), and a heat map of values over a text's words (the GRNN
 // paper's beliefs). Each returns a standalone SVG document on a white ground.
 #pragma once
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,17 @@ namespace memgrad::cli {
 
 // printf-formats one number ("%.2f").
 std::string svg_number(double v, const char* format);
+
+// The pieces every drawing here is made of, for the figures that draw their own layout.
+int svg_text_width(const std::string& s);   // pixels of s at 12 px sans-serif (about)
+int svg_title_width(const std::string& s);  // the same in bold, with a margin
+// The document's start: size, font and a white ground (so the figure reads on any page).
+void svg_open(std::ostringstream& out, int width, int height);
+// A <text> at (x, y), escaped; `extra` holds further attributes (" font-weight=\"bold\"").
+void svg_text(std::ostringstream& out, double x, double y, const std::string& s,
+              const char* anchor = "start", const char* extra = "");
+std::string svg_blue(double v);  // white (0) to dark blue (1), the MemN2N paper's shading
+void svg_notes(std::ostringstream& out, int x, int y, const std::vector<std::string>& notes);
 
 struct BarChart {
   std::string title;                  // above the plot
