@@ -182,7 +182,7 @@ std::string belief_map_svg(const BeliefMap& m) {
         << "\" width=\"8\" height=\"10\" fill=\"" << diverging(-1 + k / 10.0) << "\"/>";
   svg_text(out, key_x, key_y + 22, svg_number(m.lo, "%.2g"), "start", " font-size=\"10\"");
   svg_text(out, key_x + 84, key_y + 22, svg_number((m.lo + m.hi) / 2, "%.2g"), "middle",
-       " font-size=\"10\"");
+           " font-size=\"10\"");
   svg_text(out, key_x + 168, key_y + 22, svg_number(m.hi, "%.2g"), "end", " font-size=\"10\"");
   svg_text(out, key_x + 180, key_y + 9, m.scale_title);
   for (int i = 0; i < nrow; ++i) {
@@ -202,9 +202,9 @@ std::string belief_map_svg(const BeliefMap& m) {
   for (int j = 0; j < ncol; ++j) {  // the words, written downwards under their column
     const double x = grid_x + cell_w * j + cell_w / 2.0 + 3, y = grid_bottom + 6;
     svg_text(out, x, y, m.columns[size_t(j)], "start",
-         (" font-size=\"10\" transform=\"rotate(90 " + svg_number(x, "%.1f") + " " +
-          svg_number(y, "%.1f") + ")\"")
-             .c_str());
+             (" font-size=\"10\" transform=\"rotate(90 " + svg_number(x, "%.1f") + " " +
+              svg_number(y, "%.1f") + ")\"")
+                 .c_str());
   }
   out << "\n";
   svg_notes(out, left, grid_bottom + words_h + 20, m.notes);
