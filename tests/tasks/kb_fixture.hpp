@@ -78,4 +78,22 @@ struct KbFixture {
   }
 };
 
+// A tiny CodiEsp folder (notes/) for task codiesp-kb on the fixture knowledge base: four
+// training notes coded with K52.9 (gastroenteritis), R50.9 (fever) and A08.4, two dev and two
+// test notes.
+inline void write_kb_notes(const TempDir& dir) {
+  dir.write("notes/train/text_files_en/a.txt", "Stomach inflammation and fever.\n");
+  dir.write("notes/train/text_files_en/b.txt", "Fever, fever and diarrhea.\n");
+  dir.write("notes/train/text_files_en/c.txt", "Viral stomach infection with fever.\n");
+  dir.write("notes/train/text_files_en/d.txt", "Inflammation of the intestines.\n");
+  dir.write("notes/train/trainD.tsv",
+            "a\tk52.9\na\tr50.9\nb\tr50.9\nc\ta08.4\nc\tr50.9\nd\tk52.9\n");
+  dir.write("notes/dev/text_files_en/e.txt", "Fever and stomach pain.\n");
+  dir.write("notes/dev/text_files_en/f.txt", "Intestines inflammation.\n");
+  dir.write("notes/dev/devD.tsv", "e\tr50.9\nf\tk52.9\n");
+  dir.write("notes/test/text_files_en/g.txt", "Fever.\n");
+  dir.write("notes/test/text_files_en/h.txt", "Stomach infection.\n");
+  dir.write("notes/test/testD.tsv", "g\tr50.9\nh\ta08.4\n");
+}
+
 }  // namespace memgrad::test
