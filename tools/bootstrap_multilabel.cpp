@@ -78,6 +78,8 @@ void check_paired(const Model& a, const Model& b) {
 
 std::vector<Model> read_group(const std::string& list, const std::string& split, int k) {
   std::vector<Model> g;
+  if (!list.empty() && list.back() == ',')
+    throw UsageError("empty file name in the list " + quote(list));
   std::stringstream in(list);
   for (std::string path; std::getline(in, path, ',');) {
     if (path.empty()) throw UsageError("empty file name in the list " + quote(list));

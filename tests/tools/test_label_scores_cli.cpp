@@ -52,22 +52,7 @@ TEST_CASE("eval --scores on codiesp-kb: per-label logits; bootstrap agrees with 
   const test::KbFixture fx;
   test::write_kb_notes(fx.dir);
   const fs::path out = fx.dir.path / "run";
-  const std::string kb = (fx.dir.path / "kb").string(), icd = (fx.dir.path / "icd").string();
-  REQUIRE(cmd_train({"--task",          "codiesp-kb",
-                     "--data",          (fx.dir.path / "notes").string(),
-                     "--kb-dir",        kb,
-                     "--icd-dir",       icd,
-                     "--titles",        icd + "/icd10cm-order-Jan-2021.csv.gz",
-                     "--top-k",         "3",
-                     "--min-count",     "1",
-                     "--model",         "c-memnn",
-                     "--hops",          "3",
-                     "--embedding-dim", "8",
-                     "--gate-hidden",   "4",
-                     "--batch",         "2",
-                     "--epochs",        "2",
-                     "--out",           out.string(),
-                     "--quiet"}) == 0);
+  REQUIRE(cmd_train(test::kb_train_words(fx.dir, out.string(), "c-memnn", 3, 2)) == 0);
   // Every epoch line has the selection score and dev P@5.
   std::ifstream log(out / "log.jsonl");
   int epochs = 0;
@@ -202,5 +187,6 @@ TEST_CASE("metrics bootstrap on per-label files: mismatches named by file and li
   CHECK(r.code == 2);
   CHECK(r.error == a + ": no note of split 'dev' (the file has test)");
   CHECK(run(cmd_metrics, {"bootstrap", "--scores", a, "--k", "0"}).code == 2);
+  CHECK(run(cmd_metrics, {"bootstrap", "--scores", a + ","}).code == 2);
   CHECK(run(cmd_metrics, {"bootstrap", "--scores", binary, "--k", "3"}).code == 2);
 }
