@@ -143,6 +143,9 @@ class CodiespKbTask : public Task {
                         {"labels_with_source", c.labels_with_source}};
     return m;
   }
+  std::string scores_csv(const Predictor& predict, int64_t batch_size, DType dtype) override {
+    return inner_->scores_csv(with_kb(predict, dtype), batch_size, dtype);
+  }
   std::string format_metrics(const nlohmann::json& m) const override {
     std::string s = inner_->format_metrics(m);
     char line[160];
@@ -155,6 +158,9 @@ class CodiespKbTask : public Task {
     return inner_->selection_score(with_kb(predict, dtype), batch_size, dtype);
   }
   std::string selection_metric() const override { return inner_->selection_metric(); }
+  nlohmann::json epoch_scores(const Predictor& predict, int64_t batch_size, DType dtype) override {
+    return inner_->epoch_scores(with_kb(predict, dtype), batch_size, dtype);
+  }
   int64_t test_examples() const override { return inner_->test_examples(); }
   void test_example(int64_t index, DType dtype, Batch& batch) override {
     inner_->test_example(index, dtype, batch);

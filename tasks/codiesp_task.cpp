@@ -5,7 +5,8 @@
 // curriculum_growth^e words (the GRNN paper's curriculum: 50, x1.35). Evaluation scores the test
 // and dev documents with the metrics of the GRNN paper's tables (micro / macro AUC-ROC and AUC-PR,
 // P@k, R@k) and F1 at probability 0.5; the model's predictions are logits [B, L]. Model
-// selection keeps the epoch of best dev micro AUC-PR.
+// selection keeps the epoch of best dev micro AUC-PR; each epoch's log line has dev P@5 too.
+// `memgrad eval --scores` writes every test and dev note's logit per label (label_scores.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "engine/rng.hpp"
 #include "tasks/codiesp.hpp"
 #include "tasks/icd_titles.hpp"
+#include "tasks/label_scores.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/task.hpp"
 
@@ -51,7 +53,8 @@ int64_t whole(const nlohmann::json& s, const char* key, int64_t lo, int64_t hi) 
 
 struct Scored {
   metrics::LabelMatrix labels;
-  metrics::ScoreMatrix probs;  // sigmoid of the model's logits, in the split's document order
+  metrics::ScoreMatrix logits;  // the model's, in the split's document order
+  metrics::ScoreMatrix probs;   // their sigmoid
 };
 
 class CodiespTask : public Task {
@@ -175,6 +178,21 @@ class CodiespTask : public Task {
     return m;
   }
 
+  // Every test note's, then every dev note's, logit per label (the splits evaluate() reports).
+  std::string scores_csv(const Predictor& predict, int64_t batch_size, DType dtype) override {
+    std::vector<LabelScoreSplit> splits;
+    for (const char* split : {"test", "dev"}) {
+      Scored s = score(predict, split, batch_size, dtype);
+      LabelScoreSplit out{.name = split, .codes = data_.labels.codes};
+      for (const codiesp::Document& d : corpus_.split(split).docs) out.records.push_back(d.id);
+      out.gold = std::move(s.labels);
+      out.scores = std::move(s.logits);
+      out.first_line.assign(out.records.size(), 0);
+      splits.push_back(std::move(out));
+    }
+    return label_scores_csv(splits);
+  }
+
   std::string format_metrics(const nlohmann::json& m) const override {
     std::ostringstream out;
     char line[200];
@@ -200,6 +218,16 @@ class CodiespTask : public Task {
     return metrics::evaluate_multilabel(s.labels, s.probs, 0.5, {8}).ap_micro;
   }
   std::string selection_metric() const override { return "dev_auc_pr_micro"; }
+  // The selection score and dev P@5 (the C-MemNN paper's Fig. 3 plots validation P@5 per epoch),
+  // from one pass over dev.
+  nlohmann::json epoch_scores(const Predictor& predict, int64_t batch_size, DType dtype) override {
+    const Scored s = score(predict, "dev", batch_size, dtype);
+    const metrics::MultiLabelReport r = metrics::evaluate_multilabel(s.labels, s.probs, 0.5, {5});
+    auto opt = [](const std::optional<double>& v) {
+      return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
+    return {{selection_metric(), opt(r.ap_micro)}, {"dev_p_at_5", opt(r.at_k[0].precision)}};
+  }
 
   int64_t test_examples() const override { return int64_t(data_.split("test").docs.size()); }
   void test_example(int64_t index, DType dtype, Batch& batch) override {
@@ -308,6 +336,7 @@ class CodiespTask : public Task {
     Scored s;
     s.labels.assign(size_t(n), std::vector<int>(size_t(L), 0));
     s.probs.assign(size_t(n), std::vector<double>(size_t(L), 0.0));
+    s.logits = s.probs;
     Batch batch;
     for (int64_t start = 0; start < n; start += batch_size) {
       const int64_t count = std::min(batch_size, n - start);
@@ -324,6 +353,7 @@ class CodiespTask : public Task {
           MG_CHECK(std::isfinite(z), "codiesp: the model's score for document ",
                    corpus_.split(split).docs[doc].id, ", label ", data_.labels.codes[size_t(l)],
                    " is not finite (", z, ")");
+          s.logits[doc][size_t(l)] = z;
           s.probs[doc][size_t(l)] = 1 / (1 + std::exp(-z));
         }
         for (int64_t l : docs.docs[doc].labels) s.labels[doc][size_t(l)] = 1;

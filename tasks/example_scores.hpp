@@ -9,6 +9,7 @@
 // so that it reads back exactly.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,17 @@ std::string example_scores_csv(const std::vector<ExampleScore>& scores);
 // record id or split, a label other than 0 or 1, a score that is not a finite number, the same
 // (split, record_id) twice, or no example at all.
 std::vector<ExampleScore> read_example_scores(const std::string& path);
+
+// The reading both kinds of scores file share (and tasks/label_scores.hpp): throws
+// metrics::DataError "path: ..." for a directory, an unreadable or empty file, "path:1: ..." for a
+// first line other than `header`; then calls row(line, fields) for every further line, split at
+// commas (a CR before the newline dropped), which must have exactly `fields` fields ("path:line:
+// expected N fields (HEADER), got M in '...'"). Returns the number of lines read, header included.
+using ScoresRow = std::function<void(std::size_t line, const std::vector<std::string>& fields)>;
+std::size_t read_scores_csv(const std::string& path, const char* header, std::size_t fields,
+                            const ScoresRow& row);
+// A score field as a finite number; throws metrics::DataError "path:line: score must be a finite
+// number, got '...'" otherwise.
+double parse_score(const std::string& path, std::size_t line, const std::string& field);
 
 }  // namespace memgrad

@@ -129,14 +129,9 @@ std::optional<double> average_precision(const std::vector<int>& labels,
   return ap;
 }
 
-namespace {
-
-// The percentile interval of `value` over `resamples` bootstrap resamples of n samples: draw
-// i of a resample is index rng() % n of a std::mt19937_64 seeded with `seed`; value(indices) is
-// the statistic on them, nullopt when undefined (skipped and counted).
-template <class Value>
 BootstrapInterval percentile_bootstrap(std::size_t n, int resamples, std::uint64_t seed,
-                                       double level, Value&& value) {
+                                       double level, const ResampleStatistic& value) {
+  if (n == 0) throw std::invalid_argument("bootstrap: no sample");
   if (resamples < 1) throw std::invalid_argument("bootstrap: resamples must be >= 1");
   if (!(level > 0 && level < 1)) throw std::invalid_argument("bootstrap: level must be in (0, 1)");
   std::mt19937_64 rng(seed);
@@ -166,6 +161,8 @@ BootstrapInterval percentile_bootstrap(std::size_t n, int resamples, std::uint64
   out.high = quantile((1 + level) / 2);
   return out;
 }
+
+namespace {
 
 // Fills l and s with the labels and scores at `indices`.
 void gather(const std::vector<std::size_t>& indices, const std::vector<int>& labels,

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <istream>
 #include <map>
 #include <optional>
@@ -50,6 +51,13 @@ struct BootstrapInterval {
 };
 using RankingMetric = std::optional<double> (*)(const std::vector<int>&,
                                                 const std::vector<double>&);
+// The percentile interval of a statistic over `resamples` bootstrap resamples of n samples, the
+// draws of bootstrap_interval: draw i of a resample is index rng() % n of a std::mt19937_64
+// seeded with `seed`, drawn in order; value(indices) is the statistic on them, nullopt when
+// undefined (skipped and counted). Throws as bootstrap_interval does, and for n = 0.
+using ResampleStatistic = std::function<std::optional<double>(const std::vector<std::size_t>&)>;
+BootstrapInterval percentile_bootstrap(std::size_t n, int resamples, std::uint64_t seed,
+                                       double level, const ResampleStatistic& value);
 BootstrapInterval bootstrap_interval(const std::vector<int>& labels,
                                      const std::vector<double>& scores, RankingMetric metric,
                                      int resamples = 1000, std::uint64_t seed = 1,

@@ -54,6 +54,15 @@ std::vector<ExampleScore> Task::example_scores(const Predictor& predict, int64_t
   fail("task ", name(), " does not write per-example scores");
 }
 
+nlohmann::json Task::epoch_scores(const Predictor& predict, int64_t batch_size, DType dtype) {
+  const std::optional<double> v = selection_score(predict, batch_size, dtype);
+  return {{selection_metric(), v ? nlohmann::json(*v) : nlohmann::json(nullptr)}};
+}
+
+std::string Task::scores_csv(const Predictor& predict, int64_t batch_size, DType dtype) {
+  return example_scores_csv(example_scores(predict, batch_size, dtype));
+}
+
 void Task::test_example(int64_t index, DType dtype, Batch& batch) {
   (void)index, (void)dtype, (void)batch;
   fail("task ", name(), " has no single test samples to inspect");

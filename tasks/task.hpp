@@ -52,6 +52,9 @@ class Task {
   // binary tasks), for `memgrad eval --scores`. An Error for a task that has none (the default).
   virtual std::vector<ExampleScore> example_scores(const Predictor& predict, int64_t batch_size,
                                                    DType dtype);
+  // The text of `memgrad eval --scores FILE`: example_scores_csv of example_scores() by default;
+  // multi-label tasks write one line per (example, label) instead (tasks/label_scores.hpp).
+  virtual std::string scores_csv(const Predictor& predict, int64_t batch_size, DType dtype);
   // A one-table summary of evaluate()'s result for a terminal.
   virtual std::string format_metrics(const nlohmann::json& metrics) const = 0;
 
@@ -64,6 +67,10 @@ class Task {
     return std::nullopt;
   }
   virtual std::string selection_metric() const { return {}; }
+  // The numbers of an epoch's log line: {selection_metric(): selection_score()} by default; a task
+  // may add validation numbers computed in the same pass (codiesp: dev P@5, the C-MemNN paper's
+  // Fig. 3). The selection score must be under selection_metric() (null when undefined).
+  virtual nlohmann::json epoch_scores(const Predictor& predict, int64_t batch_size, DType dtype);
 
   // True when row r of every batch is the same patient, admission after admission, so that a
   // model may carry its memory from one batch to the next (DMNC's persistent memory).

@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "engine/checkpoint.hpp"
-#include "tasks/example_scores.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 #include "tools/run_dir.hpp"
@@ -30,7 +29,10 @@ int cmd_eval(const Words& words) {
         "               the metrics cover (physionet2012: valid, test, set_b), the score\n"
         "               the model's logit with 17 significant digits. Written atomically\n"
         "               (a temporary file renamed into place). `memgrad metrics bootstrap`\n"
-        "               reads it.");
+        "               reads it. Multi-label tasks (codiesp, codiesp-kb) write one line per\n"
+        "               note and label instead, with the header record_id,split,code,gold,score\n"
+        "               (the note's id, its split: test then dev, the label's code, its gold\n"
+        "               0/1, the model's logit): tasks/label_scores.hpp.");
     return 0;
   }
   if (!args.positional().empty())
@@ -46,7 +48,7 @@ int cmd_eval(const Words& words) {
   const nlohmann::json metrics = trainer.evaluate(args.has("teacher-forcing"));
   if (auto scores = args.get("scores")) {
     if (scores->empty()) throw UsageError("--scores needs a file name");
-    write_file_atomically(*scores, example_scores_csv(trainer.example_scores()));
+    write_file_atomically(*scores, trainer.scores_csv());
   }
   if (args.has("json"))
     std::cout << metrics.dump(2) << "\n";

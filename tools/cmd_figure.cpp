@@ -1,8 +1,11 @@
-// memgrad figure: one of the papers' interpretability figures (tools/figures/), drawn from one
-// test sample of a trained run as the paper draws it.
+// memgrad figure: one of the papers' figures (tools/figures/), drawn from one test sample of a
+// trained run as the paper draws it, or (figures of training curves) from the logs of the runs
+// given.
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "engine/checkpoint.hpp"
 #include "tools/args.hpp"
@@ -16,12 +19,16 @@ namespace {
 
 const char* kHelp =
     "usage: memgrad figure NAME --checkpoint DIR [--sample N] --out FILE.svg|FILE.html\n"
+    "       memgrad figure NAME --checkpoint DIR[,DIR...] --out FILE.svg|FILE.html\n"
     "       memgrad figure --list\n\n"
     "Draws one of the papers' interpretability figures from one test sample of a trained run\n"
     "(a run directory of `memgrad train`), as the paper draws it: axes, labels, the sample's\n"
     "input, target and prediction. FILE.svg is the figure alone; FILE.html a page with the\n"
     "sample's lines above it. Both are self-contained (no network). `memgrad inspect --html`\n"
-    "pages carry the figures of their model too. docs/figures.md says how a model adds one.\n\n"
+    "pages carry the figures of their model too. docs/figures.md says how a model adds one.\n"
+    "Figures of training curves (cmemnn-fig3: a validation score per epoch) are drawn from the\n"
+    "log.jsonl of every run of a comma-separated --checkpoint list, one line per run, in the\n"
+    "list's order; they take no --sample.\n\n"
     "  --list          the figures: name, paper, the models and tasks each is drawn for\n"
     "  --sample N      test sample N of the run's task (default 0; sum2seq numbers its test\n"
     "                  sets in test_lmax order, babi its test questions in file order)\n"
@@ -43,6 +50,58 @@ void print_list() {
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+void check_applies(const FigureInfo& info, const RunConfig& rc, const std::string& dir) {
+  if (!figure_applies(info, rc.model, rc.task))
+    throw UsageError("figure " + info.name + " is drawn for model " + join(info.models) +
+                     (info.tasks.empty() ? "" : " on task " + join(info.tasks)) + "; " + dir +
+                     " is " + rc.model + " on " + rc.task);
+}
+
+// A run's config.json and log.jsonl; a line that is not a JSON object is an error naming file
+// and line, but a torn last line (a run being written), which is skipped.
+RunLog read_run_log(const std::string& dir_path) {
+  const RunDir dir{dir_path};
+  RunLog run{.path = dir_path, .config = dir.read_json(dir.config())};
+  std::ifstream in(dir.log(), std::ios::binary);
+  if (!in) throw UsageError(dir.log() + ": cannot open");
+  std::string text;
+  for (size_t line = 1; std::getline(in, text); ++line) {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_object()) {
+      run.lines.push_back(std::move(j));
+      continue;
+    }
+    if (in.peek() == EOF) break;  // torn last line
+    throw UsageError(dir.log() + ":" + std::to_string(line) + ": not a JSON object");
+  }
+  return run;
+}
+
+int draw_run_figure(const FigureInfo& info, const std::string& list, const std::string& out) {
+  std::vector<RunLog> runs;
+  if (list.empty() || list.back() == ',')
+    throw UsageError("empty run directory in --checkpoint " + list);
+  std::stringstream in(list);
+  for (std::string dir; std::getline(in, dir, ',');) {
+    if (dir.empty()) throw UsageError("empty run directory in --checkpoint " + list);
+    RunLog run = read_run_log(dir);
+    check_applies(info, RunConfig::from_json(run.config, RunDir{dir}.config()), dir);
+    runs.push_back(std::move(run));
+  }
+  const std::string svg = info.draw_runs(runs);
+  std::string page = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" +
+                     html_escape(info.paper) + "</title></head><body>\n<h1>" +
+                     html_escape(info.paper) + "</h1>\n<p>" + html_escape(info.summary) +
+                     "</p>\n<ul>\n";
+  for (const RunLog& r : runs) page += "<li>" + html_escape(r.path) + "</li>\n";
+  page += "</ul>\n" + svg + "</body></html>\n";
+  write_file_atomically(
+      out, ends_with(out, ".svg") ? "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg : page);
+  std::cout << "wrote " << out << " (" << info.paper << ", " << runs.size() << " run"
+            << (runs.size() == 1 ? "" : "s") << ")\n";
+  return 0;
 }
 
 }  // namespace
@@ -70,13 +129,14 @@ int cmd_figure(const Words& words) {
   const long sample = args.get_int("sample", 0);
   if (sample < 0) throw UsageError("--sample must be >= 0");
   threads_option(args);
+  if (info.draw_runs) {
+    if (args.has("sample")) throw UsageError("figure " + info.name + " takes no --sample");
+    return draw_run_figure(info, *dir_path, *out_path);
+  }
 
   const RunDir dir{*dir_path};
   RunConfig rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
-  if (!figure_applies(info, rc.model, rc.task))
-    throw UsageError("figure " + info.name + " is drawn for model " + join(info.models) +
-                     (info.tasks.empty() ? "" : " on task " + join(info.tasks)) + "; " + *dir_path +
-                     " is " + rc.model + " on " + rc.task);
+  check_applies(info, rc, *dir_path);
   if (auto data = args.get("data")) rc.set_data_dir(*data);
   rc.train["shards"] = 1;      // one sample, one tape
   rc.train["iterations"] = 1;  // (the Trainer wants a length; nothing is trained)

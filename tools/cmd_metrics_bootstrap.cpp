@@ -1,6 +1,7 @@
 // memgrad metrics bootstrap: percentile bootstrap intervals of AUC-ROC and AUC-PR from a
 // per-example scores file (`memgrad eval --scores`), and the paired bootstrap of the difference
 // between two models scored on the same examples. The resampling lives in tasks/metrics.hpp.
+// Per-label (multi-label) score files are handed to tools/bootstrap_multilabel.hpp.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -14,8 +15,10 @@
 
 #include "engine/quote.hpp"
 #include "tasks/example_scores.hpp"
+#include "tasks/label_scores.hpp"
 #include "tasks/metrics.hpp"
 #include "tools/args.hpp"
+#include "tools/bootstrap_multilabel.hpp"
 #include "tools/commands.hpp"
 
 namespace memgrad::cli {
@@ -25,11 +28,18 @@ namespace {
 constexpr const char* kHelp =
     R"(usage: memgrad metrics bootstrap --scores FILE[,FILE...] [--versus FILE[,FILE...]]
                                  [--split NAME] [--resamples 1000] [--seed 1] [--level 0.95]
-                                 [--format json|table]
+                                 [--format json|table] [--k 5]
 
 Percentile bootstrap intervals of AUC-ROC and AUC-PR (average precision) of one split of a
 per-example scores file, as `memgrad eval --checkpoint RUN --scores FILE` writes it (CSV
 record_id,split,label,score; the score is the model's logit).
+
+Multi-label files (CSV record_id,split,code,gold,score, one line per note and label: the codiesp
+and codiesp-kb tasks' --scores) are told by their header: the bootstrap then resamples notes and
+gives macro AUC-ROC (mean over the labels with a positive and a negative among the resampled
+notes), micro AUC-ROC (all note-label pairs) and P@k (--k, default 5) of sigmoid(score), as the
+task's metrics.json computes them; the default split is then test. Paired files must hold the
+same notes in the same order, the same labels (codes, order) and the same gold values.
 
   --scores FILES   model A's scores; a comma-separated list (e.g. one model's seeds) makes A's
                    metric the mean of the files' metrics, on each resample as on the data
@@ -38,7 +48,7 @@ record_id,split,label,score; the score is the model's logit).
                    examples is applied to every file). All files must hold the same record ids,
                    in the same order, with the same labels, for the split; the first mismatch
                    is an error naming both files' lines.
-  --split NAME     the split to use (default set_b)
+  --split NAME     the split to use (default set_b; test for multi-label files)
   --resamples N    bootstrap resamples (default 1000)
   --seed S         the resamples' seed (default 1): resample r, draw i is example
                    mt19937_64(S)() % n, drawn in order; the same seed gives the same resamples
@@ -46,6 +56,7 @@ record_id,split,label,score; the score is the model's logit).
   --level L        the interval's coverage (default 0.95): the (1 - L)/2 and (1 + L)/2
                    percentiles of the resampled values (numpy.percentile's linear rule)
   --format F       json (default) or table
+  --k K            multi-label files: P@K (default 5)
 
 Resamples where a metric is undefined (one class only) are skipped and counted ("skipped").
 Bad input (a missing file, a line without four fields, a label other than 0/1, a score that is
@@ -178,12 +189,7 @@ void print_table(const nlohmann::ordered_json& j) {
   for (const char* key : {"a", "b", "difference"}) {
     if (!j.contains(key)) continue;
     const auto& m = j[key];
-    std::string name = "A - B";
-    if (m.contains("files"))
-      name = m["files"].size() == 1
-                 ? m["files"][0].get<std::string>()
-                 : std::string(key == std::string("a") ? "A" : "B") + " (mean of " +
-                       std::to_string(m["files"].size()) + " files)";
+    const std::string name = bootstrap_group_name(key, m);
     std::printf("  %-40s AUC-ROC %.4f [%.4f, %.4f]  AUC-PR %.4f [%.4f, %.4f]\n", name.c_str(),
                 m["auc_roc"].get<double>(), m["auc_roc_ci"][0].get<double>(),
                 m["auc_roc_ci"][1].get<double>(), m["auc_pr"].get<double>(),
@@ -194,8 +200,9 @@ void print_table(const nlohmann::ordered_json& j) {
 }  // namespace
 
 int cmd_metrics_bootstrap(const Words& words) {
-  const Args args(words, {"help"},
-                  {"scores", "versus", "split", "resamples", "seed", "level", "format", "threads"});
+  const Args args(
+      words, {"help"},
+      {"scores", "versus", "split", "resamples", "seed", "level", "format", "threads", "k"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
@@ -205,7 +212,8 @@ int cmd_metrics_bootstrap(const Words& words) {
     throw UsageError("unexpected argument " + quote(args.positional()[0]) + " (see --help)");
   const auto a_path = args.get("scores");
   if (!a_path) throw UsageError("--scores FILE is required (see --help)");
-  const std::string split = args.get("split", "set_b");
+  const bool multilabel = is_label_scores_file(a_path->substr(0, a_path->find(',')));
+  const std::string split = args.get("split", multilabel ? "test" : "set_b");
   const long resamples = args.get_int("resamples", 1000);
   if (resamples < 1 || resamples > 10000000)
     throw UsageError("--resamples must be in [1, 10000000], got " + std::to_string(resamples));
@@ -217,6 +225,24 @@ int cmd_metrics_bootstrap(const Words& words) {
   if (format != "json" && format != "table")
     throw UsageError("--format must be json or table, got " + quote(format));
 
+  if (multilabel) {
+    const long k = args.get_int("k", 5);
+    if (k < 1 || k > 1000000)
+      throw UsageError("--k must be in [1, 1000000], got " + std::to_string(k));
+    const nlohmann::ordered_json j = multilabel_bootstrap({.scores = *a_path,
+                                                           .versus = args.get("versus"),
+                                                           .split = split,
+                                                           .resamples = int(resamples),
+                                                           .seed = uint64_t(seed),
+                                                           .level = level,
+                                                           .k = int(k)});
+    if (format == "json")
+      std::printf("%s\n", j.dump().c_str());
+    else
+      print_multilabel_bootstrap(j);
+    return 0;
+  }
+  if (args.has("k")) throw UsageError("--k is for multi-label score files");
   nlohmann::ordered_json out;
   try {
     const Group a = read_group(*a_path, split);

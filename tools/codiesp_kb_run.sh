@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Trains the knowledge-base memory networks of task codiesp-kb (docs/codiesp-kb.md) over a grid and
 # keeps every run; tools/codiesp_kb_table.sh then writes the tables.
-#   tools/codiesp_kb_run.sh [--out DIR] [--jobs N] [--seeds "1 2 3"] [--grid main|ablation|all]
+#   tools/codiesp_kb_run.sh [--out DIR] [--jobs N] [--seeds "1 2 3"]
+#                           [--grid main|ablation|all|paired|hH-lsK]
 # grid main: bow-lr, then memn2n-kb, kv-memnn, a-memnn, c-memnn at 3, 4 and 5 hops, on the top 50
 # and top 100 diagnoses, KB variant "paper"; grid ablation: c-memnn at 5 hops, top 50, variants
-# k1, k2, k3. Runs go to DIR/ls{50,100}/{variant}/{model}-h{hops}/seed{S} (default DIR
+# k1, k2, k3; grid paired: c-memnn and memn2n-kb at 5 hops, top 50, variant "paper" only (the
+# runs of main that the paired bootstrap of docs/results/codiesp-kb.md compares, seed by seed);
+# grid hH-lsK (h5-ls50, h4-ls50, h5-ls100, ...): the four memory networks at H hops, top K, variant
+# "paper" (the runs of main for more seeds of one row's cells, and the C-MemNN paper's Fig. 3 at 4
+# hops). Runs go to DIR/ls{50,100}/{variant}/{model}-h{hops}/seed{S} (default DIR
 # runs/codiesp-kb), N at a time (default 2), each with --threads 1. A run whose directory has
 # metrics.json is kept, an interrupted one resumed: running the script again completes the grid.
-# Each run's wall time is written to its directory (wall_seconds).
+# Each run's wall time is written to its directory (wall_seconds), and its CPU time, user + system
+# (cpu_seconds, where /usr/bin/time is installed).
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
@@ -31,6 +37,12 @@ dims=(--embedding-dim 128 --gate-hidden 64 --epochs 25 --lr 3e-3)
 list() {
   local s k h m v
   for s in $seeds; do
+    case "$grid" in
+      paired) for m in c-memnn memn2n-kb; do echo "$m 50 5 paper $s"; done; continue ;;
+      h[345]-ls50 | h[345]-ls100)
+        for m in memn2n-kb kv-memnn a-memnn c-memnn; do echo "$m ${grid#*-ls} ${grid:1:1} paper $s"; done
+        continue ;;
+    esac
     if [ "$grid" != ablation ]; then
       for k in 50 100; do
         echo "bow-lr $k 0 paper $s"
@@ -52,15 +64,19 @@ run_one() {  # model top_k hops variant seed
   [ -f "$d/metrics.json" ] && return 0
   mkdir -p "$d"
   st=$(date +%s.%N)
+  local timer=()
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "%U %S" -a -o "$d/cpu_times")
   if [ -f "$d/checkpoint.safetensors" ]; then
-    "$bin" train --resume "$d" --threads 1 --quiet >/dev/null 2>>"$d/stderr.log" || return 0
+    ${timer[@]+"${timer[@]}"} "$bin" train --resume "$d" --threads 1 --quiet >/dev/null \
+      2>>"$d/stderr.log" || return 0
   else
-    "$bin" train --task codiesp-kb --model "$m" --top-k "$k" --kb-variant "$v" --seed "$s" \
-      --out "$d" --overwrite --threads 1 --quiet ${flags[@]+"${flags[@]}"} \
+    ${timer[@]+"${timer[@]}"} "$bin" train --task codiesp-kb --model "$m" --top-k "$k" \
+      --kb-variant "$v" --seed "$s" --out "$d" --overwrite --threads 1 --quiet ${flags[@]+"${flags[@]}"} \
       >/dev/null 2>"$d/stderr.log" || { echo "FAILED: $d (see $d/stderr.log)" >&2; return 0; }
   fi
   awk -v a="$st" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b - a}' > "$d/wall_seconds"
-  echo "$d done in $(cat "$d/wall_seconds") s" >&2
+  [ -f "$d/cpu_times" ] && awk '{s += $1 + $2} END {printf "%.1f\n", s}' "$d/cpu_times" > "$d/cpu_seconds"
+  echo "$d done in $(cat "$d/wall_seconds") s (CPU $(cat "$d/cpu_seconds" 2>/dev/null || echo ?) s)" >&2
 }
 export -f run_one
 export out bin

@@ -35,8 +35,14 @@ void BestEpoch::resume(const nlohmann::json& record) {
 
 nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
   if (!active()) return nlohmann::json::object();
-  const std::optional<double> score = trainer_.selection_score();
-  if (!score) return {{metric_, nullptr}, {"best", false}};
+  nlohmann::json line = trainer_.epoch_scores();
+  const nlohmann::json& value = line.at(metric_);
+  const std::optional<double> score =
+      value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+  if (!score) {
+    line["best"] = false;
+    return line;
+  }
   const bool better = !best_ || *score > (*best_)["value"].get<double>();
   if (better) {
     trainer_.save_checkpoint(dir_.best(), next_step);  // parameters only: never resumed from
@@ -44,7 +50,8 @@ nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
         {"epoch", epoch}, {"step", next_step}, {"metric", metric_}, {"value", *score}};
     dir_.write_json(dir_.best_info(), *best_);
   }
-  return {{metric_, *score}, {"best", better}};
+  line["best"] = better;
+  return line;
 }
 
 bool BestEpoch::out_of_patience(int64_t epoch, int64_t patience) const {

@@ -23,7 +23,8 @@ class BestEpoch {
   bool active() const { return !metric_.empty(); }
   // At the end of `epoch` (the next step being next_step): scores the model and keeps its
   // parameters if best. Returns the fields for the epoch's log line ({metric: value, "best":
-  // true|false}), empty when the task does not select.
+  // true|false} and the task's other epoch numbers, Task::epoch_scores), empty when the task
+  // does not select.
   nlohmann::json end_epoch(int64_t epoch, int64_t next_step);
   // Early stopping: true when `patience` (> 0) epochs have ended since the best one, as of the
   // end of `epoch`. Never true before an epoch was scored, nor with patience 0 (off).

@@ -612,9 +612,15 @@ nlohmann::json Trainer::evaluate(bool teacher_forcing) {
   return m;
 }
 
-std::vector<ExampleScore> Trainer::example_scores() {
+std::string Trainer::scores_csv() {
   return with_predictor(false, [&](const Predictor& predict) {
-    return task_->example_scores(predict, batch_, config_.dtype);
+    return task_->scores_csv(predict, batch_, config_.dtype);
+  });
+}
+
+nlohmann::json Trainer::epoch_scores() {
+  return with_predictor(false, [&](const Predictor& predict) {
+    return task_->epoch_scores(predict, batch_, config_.dtype);
   });
 }
 

@@ -78,11 +78,13 @@ class Trainer {
   // teacher_forcing, which feeds them the targets as in training: the gap between the two is the
   // cost of exposure to the model's own errors.
   nlohmann::json evaluate(bool teacher_forcing = false);
-  // Every evaluated example's id, split, label and score (Task::example_scores).
-  std::vector<ExampleScore> example_scores();
+  // The per-example (or per-label) scores file of `memgrad eval --scores` (Task::scores_csv).
+  std::string scores_csv();
   // The task's validation score for model selection (Task::selection_score); nullopt when the
   // task selects nothing.
   std::optional<double> selection_score();
+  // The numbers of an epoch's log line, the selection score among them (Task::epoch_scores).
+  nlohmann::json epoch_scores();
   // Called at each epoch boundary: validation, the model's schedule hook. Returns a log note.
   std::string end_epoch(int64_t epoch);
   double current_lr(int64_t step) const;

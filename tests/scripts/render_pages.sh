@@ -106,10 +106,28 @@ else
   echo "render_pages.sh: no CodiEsp data in $shared: the GRNN figure is not drawn"
 fi
 
-# Every figure of the registry is drawn above (the EBmRNN and GRNN ones where the data are).
+# The knowledge-base memory networks on CodiEsp (one epoch of a tiny C-MemNN): C-MemNN Fig. 3 from
+# the run's log and the addressing weights per hop of test note 0.
+codiesp="$shared/codiesp"
+if [ -d "$codiesp" ] && [ -d "$shared/disease-ontology" ]; then
+  "$bin" train --task codiesp-kb --model c-memnn --data "$codiesp" \
+    --kb-dir "$shared/disease-ontology" --icd-dir "$shared/icd-code-tables" \
+    --titles "$shared/icd-code-tables/icd10cm-order-Jan-2021.csv.gz" --hops 3 --embedding-dim 8 \
+    --gate-hidden 4 --epochs 2 --out "$tmp/c-memnn" --quiet > /dev/null 2> "$tmp/c-memnn.err" ||
+    { cat "$tmp/c-memnn.err"; fail "training c-memnn failed"; }
+  "$bin" figure cmemnn-fig3 --checkpoint "$tmp/c-memnn" --out "$tmp/cmemnn-fig3.svg" >/dev/null
+  "$bin" figure kb-hops --checkpoint "$tmp/c-memnn" --out "$tmp/kb-hops.svg" >/dev/null 2>&1
+  pages+=("$tmp/cmemnn-fig3.svg" "$tmp/kb-hops.svg")
+else
+  echo "render_pages.sh: no CodiEsp data in $shared: the C-MemNN figures are not drawn"
+fi
+
+# Every figure of the registry is drawn above (the EBmRNN, GRNN and C-MemNN ones where the data are).
 for name in $("$bin" figure --list | awk '/^[a-z]/ {print $1}'); do
   [ -s "$tmp/$name.svg" ] || [[ $name == ebmrnn-* && ! -d "$shared/physionet-challenge-2012" ]] ||
-    [[ $name == grnn-* && ! -d "$shared/codiesp" ]] || fail "figure $name is not drawn by this test"
+    [[ $name == grnn-* && ! -d "$shared/codiesp" ]] ||
+    [[ ( $name == cmemnn-fig3 || $name == kb-hops ) && ! -d "$shared/codiesp" ]] ||
+    fail "figure $name is not drawn by this test"
 done
 
 count_white() { # count_white PNG: "non-white-pixels total-pixels" of an 8-bit RGB(A) PNG

@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tasks/clinical_kb.hpp"
 #include "tests/tasks/physionet_fixture.hpp"
@@ -77,5 +78,45 @@ struct KbFixture {
     return read_kb_sources((dir.path / "kb").string(), (dir.path / "icd").string());
   }
 };
+
+// A tiny CodiEsp folder (notes/) for task codiesp-kb on the fixture knowledge base: four
+// training notes coded with K52.9 (gastroenteritis), R50.9 (fever) and A08.4, two dev and two
+// test notes.
+inline void write_kb_notes(const TempDir& dir) {
+  dir.write("notes/train/text_files_en/a.txt", "Stomach inflammation and fever.\n");
+  dir.write("notes/train/text_files_en/b.txt", "Fever, fever and diarrhea.\n");
+  dir.write("notes/train/text_files_en/c.txt", "Viral stomach infection with fever.\n");
+  dir.write("notes/train/text_files_en/d.txt", "Inflammation of the intestines.\n");
+  dir.write("notes/train/trainD.tsv",
+            "a\tk52.9\na\tr50.9\nb\tr50.9\nc\ta08.4\nc\tr50.9\nd\tk52.9\n");
+  dir.write("notes/dev/text_files_en/e.txt", "Fever and stomach pain.\n");
+  dir.write("notes/dev/text_files_en/f.txt", "Intestines inflammation.\n");
+  dir.write("notes/dev/devD.tsv", "e\tr50.9\nf\tk52.9\n");
+  dir.write("notes/test/text_files_en/g.txt", "Fever.\n");
+  dir.write("notes/test/text_files_en/h.txt", "Stomach infection.\n");
+  dir.write("notes/test/testD.tsv", "g\tr50.9\nh\ta08.4\n");
+}
+
+// The words of `memgrad train` for a tiny knowledge-base model on those notes (write_kb_notes)
+// and the fixture's knowledge base: 8-dimensional embeddings, batches of 2 (two steps an epoch).
+inline std::vector<std::string> kb_train_words(const TempDir& dir, const std::string& out,
+                                               const std::string& model, int hops, int epochs) {
+  const std::string icd = (dir.path / "icd").string();
+  return {"--task",          "codiesp-kb",
+          "--data",          (dir.path / "notes").string(),
+          "--kb-dir",        (dir.path / "kb").string(),
+          "--icd-dir",       icd,
+          "--titles",        icd + "/icd10cm-order-Jan-2021.csv.gz",
+          "--top-k",         "3",
+          "--min-count",     "1",
+          "--model",         model,
+          "--hops",          std::to_string(hops),
+          "--embedding-dim", "8",
+          "--gate-hidden",   "4",
+          "--batch",         "2",
+          "--epochs",        std::to_string(epochs),
+          "--out",           out,
+          "--quiet"};
+}
 
 }  // namespace memgrad::test

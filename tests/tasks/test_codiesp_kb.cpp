@@ -12,23 +12,6 @@ using namespace memgrad;
 
 namespace {
 
-// Four training notes coded with K52.9 (gastroenteritis), R50.9 (fever) and A08.4, two dev and
-// two test notes.
-void write_notes(const test::TempDir& dir) {
-  dir.write("notes/train/text_files_en/a.txt", "Stomach inflammation and fever.\n");
-  dir.write("notes/train/text_files_en/b.txt", "Fever, fever and diarrhea.\n");
-  dir.write("notes/train/text_files_en/c.txt", "Viral stomach infection with fever.\n");
-  dir.write("notes/train/text_files_en/d.txt", "Inflammation of the intestines.\n");
-  dir.write("notes/train/trainD.tsv",
-            "a\tk52.9\na\tr50.9\nb\tr50.9\nc\ta08.4\nc\tr50.9\nd\tk52.9\n");
-  dir.write("notes/dev/text_files_en/e.txt", "Fever and stomach pain.\n");
-  dir.write("notes/dev/text_files_en/f.txt", "Intestines inflammation.\n");
-  dir.write("notes/dev/devD.tsv", "e\tr50.9\nf\tk52.9\n");
-  dir.write("notes/test/text_files_en/g.txt", "Fever.\n");
-  dir.write("notes/test/text_files_en/h.txt", "Stomach infection.\n");
-  dir.write("notes/test/testD.tsv", "g\tr50.9\nh\ta08.4\n");
-}
-
 std::unique_ptr<Task> make(const test::KbFixture& fx, const std::string& variant) {
   return create_task("codiesp-kb", {{"data_dir", (fx.dir.path / "notes").string()},
                                     {"kb_dir", (fx.dir.path / "kb").string()},
@@ -43,7 +26,7 @@ std::unique_ptr<Task> make(const test::KbFixture& fx, const std::string& variant
 
 TEST_CASE("codiesp-kb: note counts, one page per label, metrics with the coverage") {
   const test::KbFixture fx;
-  write_notes(fx.dir);
+  test::write_kb_notes(fx.dir);
   const std::unique_ptr<Task> task = make(fx, "k2");
   const nlohmann::json dims = task->model_dims();
   const int64_t V = dims.at("vocab_size").get<int64_t>(), L = dims.at("labels").get<int64_t>();

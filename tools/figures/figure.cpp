@@ -44,8 +44,8 @@ const std::string& FigureInput::line(const std::string& figure, const std::strin
 }
 
 void register_figure(FigureInfo info) {
-  MG_CHECK(!info.name.empty() && info.draw && !info.models.empty(),
-           "register_figure: a figure needs a name, models and a draw function");
+  MG_CHECK(!info.name.empty() && (bool(info.draw) != bool(info.draw_runs)) && !info.models.empty(),
+           "register_figure: a figure needs a name, models and one draw function");
   for (const FigureInfo& f : registry())
     MG_CHECK(f.name != info.name, "register_figure: figure '", info.name, "' registered twice");
   registry().push_back(std::move(info));
@@ -73,7 +73,7 @@ bool figure_applies(const FigureInfo& info, const std::string& model, const std:
 std::string figures_html(const FigureInput& input) {
   std::ostringstream out;
   for (const FigureInfo& f : registry()) {
-    if (!f.on_inspect_page || !figure_applies(f, input.model, input.task)) continue;
+    if (!f.draw || !f.on_inspect_page || !figure_applies(f, input.model, input.task)) continue;
     out << "<h2>" << html_escape(f.paper) << " (<code>memgrad figure " << html_escape(f.name)
         << "</code>)</h2><div class=\"note\">" << html_escape(f.summary) << "</div>\n"
         << f.draw(input);

@@ -29,6 +29,14 @@ struct FigureInput {
   const std::string& line(const std::string& figure, const std::string& key) const;
 };
 
+// What a figure drawn from training logs (not from one sample) sees of one run: its directory,
+// config.json and the lines of its log.jsonl.
+struct RunLog {
+  std::string path;
+  nlohmann::json config;
+  std::vector<nlohmann::json> lines;
+};
+
 struct FigureInfo {
   std::string name;                 // "dmnc-fig3", a word of the command line
   std::string paper;                // where the figure is: "DMNC (Le et al. 2018), Fig. 3"
@@ -37,6 +45,10 @@ struct FigureInfo {
   std::vector<std::string> tasks;   // the tasks it is drawn on (empty: any)
   // The figure as one standalone SVG document (xmlns set, no external resources).
   std::function<std::string(const FigureInput&)> draw;
+  // Instead of draw, for a figure of the training logs of one or more runs (`memgrad figure
+  // NAME --checkpoint DIR[,DIR...]`, e.g. a validation score per epoch, one line per run):
+  // never drawn on inspect pages.
+  std::function<std::string(const std::vector<RunLog>&)> draw_runs;
   // Drawn on `memgrad inspect --html` pages (false where the page draws it already).
   bool on_inspect_page = true;
 };
