@@ -102,7 +102,7 @@ void Arena::rewind() {
   // Grown as a step without give_back() grows it (at least doubling), so that steps asking for
   // a little more than any before do not allocate each time.
   size_t want = capacity();
-  while (want < demand_high_water_) want = std::max(2 * want, kMinChunk);
+  while (want < std::max(demand_high_water_, reserved_)) want = std::max(2 * want, kMinChunk);
   if (chunks_.size() > 1 || want > capacity()) {
     free_chunks();
     add_chunk(want);

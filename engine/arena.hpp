@@ -4,6 +4,7 @@
 // not which node has which shape. (Slots that each kept their own largest buffer did not settle
 // when batches of different lengths moved nodes around: dmnc-late kept allocating on 1 step in 7.)
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -38,6 +39,10 @@ class Arena {
   // of the chunk that no step wrote are never resident, so the memory in use is the high water.
   // Nothing may point into the arena any more (the tape hands held buffers over first).
   void rewind();
+  // Makes the next rewind() leave one chunk of at least `bytes`: headroom for steps that ask for
+  // more than any step so far (a batch of many different lengths records more, smaller buffers
+  // than the largest batch). Costs address space only until a step writes the pages.
+  void reserve(size_t bytes) { reserved_ = std::max(reserved_, bytes); }
 
   size_t capacity() const;                           // bytes in all chunks
   size_t high_water() const { return high_water_; }  // most bytes written in one step so far
@@ -65,6 +70,7 @@ class Arena {
   size_t high_water_ = 0;
   size_t demand_ = 0;  // bytes asked for since the last rewind, given-back buffers included
   size_t demand_high_water_ = 0;
+  size_t reserved_ = 0;         // reserve(): the least capacity rewind() leaves
   std::vector<FreeList> free_;  // kFreeLists entries once a buffer was given back, else empty
   size_t free_sizes_ = 0;       // entries in use
 };

@@ -39,6 +39,7 @@ void Tape::make_room(size_t factor) {
   if (n > 0) ensure_slot(NodeId(n - 1));
   inputs_.reserve(inputs_.size() * factor);
   aliased_grads_.reserve(n);  // a node's gradient is aliased at most once a step
+  arena_.reserve(arena_.demand_high_water() * factor);
 }
 
 Var Tape::add_leaf(const Tensor& value, bool requires_grad, Parameter* param) {

@@ -151,8 +151,9 @@ class Tape {
   void reset();
   size_t size() const { return nodes_.size(); }
   // Makes room for steps with up to `factor` times the nodes of the one recorded now (node slots
-  // with their storage objects; the node, input, parameter and gradient lists), so that such a
-  // step allocates nothing beyond its arena's memory. The trainer calls it after a pass on the
+  // with their storage objects; the node, input, parameter and gradient lists; an arena of
+  // `factor` times the largest step's bytes, address space only until written), so that such a
+  // step allocates nothing. The trainer calls it after a pass on the
   // task's largest batch: a batch of many different lengths has more nodes than one of only the
   // longest (each length that ends sets rows aside), by up to 24 % in the test's small models.
   void make_room(size_t factor);
