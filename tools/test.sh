@@ -11,5 +11,9 @@ tools/setup.sh
 source tools/debian_packages.sh
 install_debian_packages chromium ||
   echo "test: chromium could not be installed: the render test will be skipped" >&2
+# jq: the table scripts (tools/mimic_table.sh, tools/progression_table.sh) read metrics.json with
+# it, and their script tests skip without it.
+install_debian_packages jq ||
+  echo "test: jq could not be installed: the table script tests will be skipped" >&2
 build_dir="${MEMGRAD_BUILD_DIR:-build}"
 ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "$@"
