@@ -2,16 +2,17 @@
 # Trains the knowledge-base memory networks of task codiesp-kb (docs/codiesp-kb.md) over a grid and
 # keeps every run; tools/codiesp_kb_table.sh then writes the tables.
 #   tools/codiesp_kb_run.sh [--out DIR] [--jobs N] [--seeds "1 2 3"]
-#                           [--grid main|ablation|all|paired|hH-lsK]
+#                           [--grid main|ablation|all|paired|baseline|hH-lsK]
 # grid main: bow-lr, then memn2n-kb, kv-memnn, a-memnn, c-memnn at 3, 4 and 5 hops, on the top 50
 # and top 100 diagnoses, KB variant "paper"; grid ablation: c-memnn at 5 hops, top 50, variants
 # k1, k2, k3; grid paired: c-memnn and memn2n-kb at 5 hops, top 50, variant "paper" only (the
 # runs of main that the paired bootstrap of docs/results/codiesp-kb.md compares, seed by seed);
 # grid hH-lsK (h5-ls50, h4-ls50, h5-ls100, ...): the four memory networks at H hops, top K, variant
 # "paper" (the runs of main for more seeds of one row's cells, and the C-MemNN paper's Fig. 3 at 4
-# hops). Runs go to DIR/ls{50,100}/{variant}/{model}-h{hops}/seed{S} (default DIR
-# runs/codiesp-kb), N at a time (default 2), each with --threads 1. A run whose directory has
-# metrics.json is kept, an interrupted one resumed: running the script again completes the grid.
+# hops); grid baseline: bow-lr alone on the top 50 and top 100 (the KB-free row). Runs go to
+# DIR/ls{50,100}/{variant}/{model}-h{hops}/seed{S} (default DIR runs/codiesp-kb), N at a time
+# (default 2), each with --threads 1. A run whose directory has metrics.json is kept, an
+# interrupted one resumed: running the script again completes the grid.
 # Each run's wall time is written to its directory (wall_seconds), and its CPU time, user + system
 # (cpu_seconds, where /usr/bin/time is installed).
 set -euo pipefail
@@ -39,6 +40,7 @@ list() {
   for s in $seeds; do
     case "$grid" in
       paired) for m in c-memnn memn2n-kb; do echo "$m 50 5 paper $s"; done; continue ;;
+      baseline) for k in 50 100; do echo "bow-lr $k 0 paper $s"; done; continue ;;
       h[345]-ls50 | h[345]-ls100)
         for m in memn2n-kb kv-memnn a-memnn c-memnn; do echo "$m ${grid#*-ls} ${grid:1:1} paper $s"; done
         continue ;;
