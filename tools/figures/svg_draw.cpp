@@ -161,19 +161,19 @@ std::string belief_map_svg(const BeliefMap& m) {
              " values for ", m.columns.size(), " columns");
   MG_CHECK(m.hi > m.lo, "figure '", m.title, "': empty colour scale");
   int label_w = 0;
-  for (const std::string& s : m.row_labels) label_w = std::max(label_w, text_width(s));
+  for (const std::string& s : m.row_labels) label_w = std::max(label_w, svg_text_width(s));
   size_t longest = 1;
   for (const std::string& s : m.columns) longest = std::max(longest, s.size());
   const int ncol = int(m.columns.size()), nrow = int(m.row_labels.size());
   const int cell_w = 13, row_h = 18, top = 60, left = 10, grid_x = left + label_w + 12;
   const int words_h = int(std::ceil(kCharWidth * 0.85 * double(longest))) + 10;
   int width = grid_x + cell_w * ncol + 10;
-  for (const std::string& s : m.notes) width = std::max(width, text_width(s) + 20);
-  width = std::max(width, title_width(m.title) + 260);
+  for (const std::string& s : m.notes) width = std::max(width, svg_text_width(s) + 20);
+  width = std::max(width, svg_title_width(m.title) + 260);
   const int grid_bottom = top + row_h * nrow;
   const int height = grid_bottom + words_h + 20 + 16 * int(m.notes.size());
   std::ostringstream out;
-  open_svg(out, width, height);
+  svg_open(out, width, height);
   svg_text(out, left, 20, m.title, "start", " font-weight=\"bold\"");
   // The colour key: lo, midpoint and hi.
   const int key_x = left, key_y = 32;
