@@ -119,10 +119,10 @@ TEST_CASE("no heap allocation after the first entnet training step, story length
 TEST_CASE("no heap allocation after the first amn training step, story lengths varying") {
   test::TempDir dir;
   const std::string data = write_babi(dir);
-  CHECK(check_steps_allocate_nothing({"--task", "babi", "--model", "amn", "--data", data,
-                                      "--babi-task", "1", "--batch", "8", "--embedding-dim", "8",
-                                      "--max-banks", "3", "--iterations", "1000"},
-                                     "story") > 1);
+  CHECK(check_steps_allocate_nothing(
+            {"--task", "babi", "--model", "amn", "--data", data, "--babi-task", "1", "--batch", "8",
+             "--embedding-dim", "8", "--max-banks", "3", "--iterations", "1000"},
+            "story") > 1);
 }
 
 TEST_CASE("no heap allocation after the first encdec training step, sequence lengths varying") {
