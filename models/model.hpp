@@ -35,6 +35,12 @@ struct ForwardOptions {
   bool training = true;         // dropout, noise and teacher forcing apply
   bool teacher_forcing = true;  // sequence decoders: feed the target (true) or own prediction
   Trace* trace = nullptr;       // non-null: record gates and memory for inspection
+  // This forward continues the previous forward() on the same tape (the same batch rows, one
+  // admission later): a model that carries state between batches (carries_state()) starts from
+  // that forward's final state as recorded on the tape, so the loss's gradient flows back through
+  // it into the earlier admission (models/unroll.hpp). False: the carried state, if any, enters as
+  // values (data, no gradient), as after a tape reset.
+  bool continues_graph = false;
 };
 
 struct ForwardResult {
@@ -68,6 +74,12 @@ class Model {
   // True when forward() may run concurrently on different tapes and batches (it keeps no state
   // between calls), so that the trainer can run batch shards in parallel.
   virtual bool supports_shards() const { return false; }
+  // True when forward() carries state from one batch into the same rows of the next (DMNC's
+  // persistent memory, DeepCare's carried state): the batches of a task whose rows are patients
+  // may then be unrolled on one tape (ForwardOptions::continues_graph).
+  virtual bool carries_state() const { return false; }
+  // Forgets the carried state: the next forward() starts every row afresh.
+  virtual void reset_state() {}
   // Multiplier on the optimizer's learning rate for the current phase (e.g. a linear-start phase
   // trained at a different rate); 1 by default.
   virtual double lr_multiplier() const { return 1.0; }

@@ -1,8 +1,17 @@
 #include "models/model_check.hpp"
 
 #include <cmath>
+#include <vector>
+
+#include "models/unroll.hpp"
 
 namespace memgrad {
+
+Var CheckVariant::loss(Tape& tape) {
+  model->reset_state();
+  const std::vector<const Batch*> batches(size_t(admissions), &batch);
+  return unrolled_loss(*model, tape, batches);
+}
 
 std::vector<CheckVariant> check_variants(const ModelInfo& m) {
   std::vector<CheckVariant> variants;
@@ -11,6 +20,9 @@ std::vector<CheckVariant> check_variants(const ModelInfo& m) {
     v.label = m.name + "/" + cfg.value("variant", "default");
     nlohmann::json config = cfg;
     config.erase("variant");
+    v.admissions = config.value("admissions", int64_t(1));
+    MG_CHECK(v.admissions >= 1, v.label, ": check config 'admissions' must be >= 1");
+    config.erase("admissions");
     v.model = m.create(config, DType::f64, 7);
     Rng rng(11);
     m.check_batch(rng, DType::f64, v.batch);
@@ -28,10 +40,10 @@ double norm_of_difference(const Tensor& a, const Tensor& b) {
 }
 
 // One forward and backward; the parameters' gradients are left in Parameter::grad.
-double loss_and_gradients(Model& model, const Batch& batch) {
-  model.params().zero_grad();
+double loss_and_gradients(CheckVariant& v) {
+  v.model->params().zero_grad();
   Tape tape;
-  const Var loss = model.forward(tape, batch, ForwardOptions{}).loss;
+  const Var loss = v.loss(tape);
   tape.backward(loss);
   return loss.value().at(0);
 }
@@ -58,14 +70,14 @@ Float32Comparison compare_float32(const ModelInfo& m, CheckVariant& v,
     p32[i].value.copy_from(p64[i].value);  // rounded to float32 ...
     p64[i].value.copy_from(p32[i].value);  // ... and float64 takes the same values
   }
-  Batch batch32;
+  CheckVariant v32{v.label, std::move(model32), Batch{}, v.admissions};
   for (const auto& [name, t] : v.batch.fields())
-    batch32.field(name, t.shape(), DType::f32).copy_from(t);
-  batch32.size = v.batch.size;
+    v32.batch.field(name, t.shape(), DType::f32).copy_from(t);
+  v32.batch.size = v.batch.size;
 
   Float32Comparison c;
-  const double l64 = loss_and_gradients(*v.model, v.batch);
-  const double l32 = loss_and_gradients(*model32, batch32);
+  const double l64 = loss_and_gradients(v);
+  const double l32 = loss_and_gradients(v32);
   if (tamper) tamper(p32);
   c.loss_rel_err = std::fabs(l32 - l64) / std::fabs(l64);
   c.passed = c.loss_rel_err <= kFloat32LossRtol;
@@ -108,8 +120,7 @@ std::vector<GradCheckResult> check_model_gradients(const ModelInfo& m, bool keep
     GradCheckOptions opts = model_check_options();
     opts.keep_values = keep_values;
     results.push_back(check_parameter_gradients(
-        v.label, v.model->params(),
-        [&](Tape& tape) { return v.model->forward(tape, v.batch, ForwardOptions{}).loss; }, opts));
+        v.label, v.model->params(), [&](Tape& tape) { return v.loss(tape); }, opts));
   }
   return results;
 }

@@ -19,11 +19,18 @@ std::vector<GradCheckResult> check_model_gradients(const ModelInfo& model,
                                                    bool keep_values = false);
 
 // Each of a model's check variants, made as the gradient checks make them: its label (e.g.
-// "dmnc-early/cache"), the model in float64 and its tiny multi-step batch.
+// "dmnc-early/cache"), the model in float64 and its tiny multi-step batch. A check config's key
+// "admissions" (default 1, not a model setting) makes the variant's loss that of the batch run
+// that many times in a row on one tape, each forward continuing the last one's graph
+// (models/unroll.hpp): the check then covers the gradient through a model's carried state.
 struct CheckVariant {
   std::string label;
   std::unique_ptr<Model> model;
   Batch batch;
+  int64_t admissions = 1;
+  // The variant's loss on `tape`, from a fresh carried state (Model::reset_state), so that every
+  // evaluation of a gradient check computes the same function.
+  Var loss(Tape& tape);
 };
 std::vector<CheckVariant> check_variants(const ModelInfo& model);
 

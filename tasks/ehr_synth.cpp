@@ -360,4 +360,21 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
   return s;
 }
 
+std::vector<FollowPair> read_follow_pairs(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "rules.json";
+  std::ifstream in(path);
+  if (!in) return {};
+  nlohmann::json rules;
+  std::vector<FollowPair> pairs;
+  try {
+    rules = nlohmann::json::parse(in);
+    if (!rules.contains("follow")) return {};
+    for (const nlohmann::json& p : rules.at("follow").at("pairs"))
+      pairs.push_back({p.at("trigger").get<std::string>(), p.at("follows").get<std::string>()});
+  } catch (const nlohmann::json::exception& e) {
+    fail(path.string(), ": not the rules.json of `memgrad ehr-gen` (", e.what(), ")");
+  }
+  return pairs;
+}
+
 }  // namespace memgrad::ehr_synth

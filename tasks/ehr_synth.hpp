@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace memgrad::ehr_synth {
 
@@ -71,5 +72,13 @@ struct Summary {
 // and renamed at the end, so a failed run leaves no half-written data set). An Error for bad
 // options and for a `dir` that exists (unless overwrite).
 Summary generate(const Options& options, const std::string& dir, bool overwrite = false);
+
+// The follow pairs (trigger A, follows B: diagnosis codes as the tables write them, "D24") of the
+// data set in `dir`, read from its rules.json; none when the file is absent (real MIMIC data) or
+// has no "follow" entry. An Error naming the file when it is there but malformed.
+struct FollowPair {
+  std::string trigger, follows;
+};
+std::vector<FollowPair> read_follow_pairs(const std::string& dir);
 
 }  // namespace memgrad::ehr_synth

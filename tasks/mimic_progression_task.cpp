@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "tasks/ehr_synth.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/mimic_progression.hpp"
 #include "tasks/task.hpp"
@@ -66,6 +68,7 @@ class MimicProgressionTask : public Task {
       fail("mimic-progression: bad setting type (", e.what(), ")");
     }
     data_ = mimic::make_progression_data(o);
+    follow_ = follow_labels(ehr_synth::read_follow_pairs(o.load.data_dir));
     report_load();
   }
 
@@ -130,6 +133,7 @@ class MimicProgressionTask : public Task {
     nlohmann::json m = progression_metrics(s.labels, s.probs);
     m["history"] = progression_metrics(s.labels, s.history);
     m["frequency"] = progression_metrics(s.labels, s.frequency);
+    if (!follow_.empty()) m["follow_rule"] = follow_metrics(s);
     m["data"] = data_summary();
     m["definition"] =
         "every step of the test patients (split by patient, split_seed) whose next admission has "
@@ -158,6 +162,16 @@ class MimicProgressionTask : public Task {
     row("model", m);
     row("history", m.at("history"));
     row("frequency", m.at("frequency"));
+    if (m.contains("follow_rule")) {
+      const nlohmann::json& f = m.at("follow_rule");
+      auto num = [&](const char* k) { return f.at(k).is_number() ? f.at(k).get<double>() : NAN; };
+      std::snprintf(line, sizeof line,
+                    "  follow rule (%lld pairs, %lld due): AUC of the follows diagnosis: model "
+                    "%.4f, history %.4f, oracle %.4f\n",
+                    (long long)f.at("pairs").get<int64_t>(), (long long)f.at("due").get<int64_t>(),
+                    num("auc_macro"), num("history_auc_macro"), num("oracle_auc_macro"));
+      out << line;
+    }
     out << selected_line(m);
     return out.str();
   }
@@ -168,12 +182,74 @@ class MimicProgressionTask : public Task {
     return progression_metrics(s.labels, s.probs).at("auc_micro").get<double>();
   }
   std::string selection_metric() const override { return "valid_auc_micro"; }
+  // With follow pairs (ehr-gen data), the epoch's line also has the validation follow-rule AUC,
+  // so a log shows when, if ever, the rule is learned (selection stays on micro AUC).
+  nlohmann::json epoch_scores(const Predictor& predict, int64_t batch_size, DType dtype) override {
+    const Scored s = score(predict, data_.valid, batch_size, dtype);
+    nlohmann::json line = {
+        {selection_metric(), progression_metrics(s.labels, s.probs).at("auc_micro")}};
+    if (!follow_.empty()) line["valid_follow_auc"] = follow_metrics(s).at("auc_macro");
+    return line;
+  }
 
  private:
   struct Scored {
     metrics::LabelMatrix labels;
     metrics::ScoreMatrix probs, history, frequency;
+    std::vector<std::vector<int32_t>> before;  // per scored step: admission a-1's label diagnoses
   };
+
+  // The generator's follow pairs (rules.json) as label indices (trigger, follows); pairs whose
+  // codes are not both labels (e.g. with categories) are left out.
+  std::vector<std::pair<int32_t, int32_t>> follow_labels(
+      const std::vector<ehr_synth::FollowPair>& pairs) const {
+    std::map<std::string, int32_t> label;
+    for (int32_t j = 0; j < int32_t(data_.labels()); ++j) label[data_.label_name(j)] = j;
+    std::vector<std::pair<int32_t, int32_t>> out;
+    for (const ehr_synth::FollowPair& p : pairs)
+      if (label.count(p.trigger) && label.count(p.follows))
+        out.emplace_back(label[p.trigger], label[p.follows]);
+    return out;
+  }
+
+  // The planted rule "trigger in admission a-2 gives follows in admission a": at the step whose
+  // input is admission a-1, how well each follows diagnosis B is ranked over the scored test
+  // steps (AUC of B's score against B being in the next admission), averaged over the pairs; the
+  // oracle scores B by whether the trigger was in the admission before the input one, which is
+  // what a model must remember across an admission to predict it.
+  nlohmann::json follow_metrics(const Scored& s) const {
+    double model = 0, history = 0, oracle = 0;
+    int64_t pairs = 0, due = 0;
+    std::vector<int> y(s.labels.size());
+    std::vector<double> pm(y.size()), ph(y.size()), po(y.size());
+    for (const auto& [a, b] : follow_) {
+      for (size_t i = 0; i < y.size(); ++i) {
+        y[i] = s.labels[i][size_t(b)];
+        pm[i] = s.probs[i][size_t(b)];
+        ph[i] = s.history[i][size_t(b)];
+        const auto& before = s.before[i];
+        po[i] = std::find(before.begin(), before.end(), a) != before.end() ? 1 : 0;
+        due += int64_t(po[i]);
+      }
+      const std::optional<double> am = metrics::auc_roc(y, pm), ah = metrics::auc_roc(y, ph),
+                                  ao = metrics::auc_roc(y, po);
+      if (!am || !ao) continue;  // B never (or always) in a next admission of the test steps
+      model += *am, history += ah.value_or(0.5), oracle += *ao, ++pairs;
+    }
+    auto mean = [&](double x) { return pairs ? nlohmann::json(x / double(pairs)) : nullptr; };
+    return {{"pairs", pairs},
+            {"due", due},
+            {"auc_macro", mean(model)},
+            {"history_auc_macro", mean(history)},
+            {"oracle_auc_macro", mean(oracle)},
+            {"definition",
+             "the data's follow pairs (rules.json: trigger in admission a-2 gives follows in "
+             "admission a): per pair, the AUC-ROC of the follows diagnosis's score over the scored "
+             "test steps (input admission a-1, label: follows in admission a), averaged over the "
+             "pairs whose follows diagnosis is a label seen both present and absent; due: the "
+             "(step, pair) cases whose trigger is in admission a-2; oracle: the score 1 when due, "
+             "else 0"}};
+  }
 
   // Indices of `split`'s patients, most steps first (ties by index).
   static std::vector<int64_t> by_length(const std::vector<mimic::ProgressionPatient>& split) {
@@ -224,6 +300,7 @@ class MimicProgressionTask : public Task {
     Batch batch;
     for (const mimic::StepGroup& g : eval_groups(split, batch_size)) {
       std::vector<std::vector<double>> seen(g.rows.size(), std::vector<double>(size_t(v)));
+      std::vector<std::vector<int32_t>> previous(g.rows.size());  // the last step's dx_labels
       for (int64_t k = 0; k < g.steps; ++k) {
         mimic::fill_step(data_, split, g.rows, k, batch_size, dtype, batch);
         const Tensor scores = predict(batch);
@@ -235,6 +312,8 @@ class MimicProgressionTask : public Task {
           if (k >= int64_t(steps.size())) continue;
           const mimic::ProgressionStep& step = steps[size_t(k)];
           for (int32_t j : step.dx_labels) seen[r][size_t(j)] += 1;
+          std::vector<int32_t> before = std::move(previous[r]);
+          previous[r] = step.dx_labels;
           if (step.labels.empty()) continue;
           std::vector<int> y(size_t(v), 0);
           for (int32_t j : step.labels) y[size_t(j)] = 1;
@@ -251,6 +330,7 @@ class MimicProgressionTask : public Task {
           s.probs.push_back(std::move(p));
           s.history.push_back(std::move(h));
           s.frequency.push_back(data_.label_frequency);
+          s.before.push_back(std::move(before));
         }
       }
     }
@@ -312,6 +392,7 @@ class MimicProgressionTask : public Task {
 
   nlohmann::json settings_;
   mimic::ProgressionData data_;
+  std::vector<std::pair<int32_t, int32_t>> follow_;  // follow_labels of the data's rules.json
   uint64_t seed_ = 1;
   // The current epoch: training patients (longest first), each one's rank in the epoch's
   // permutation, and the order of the groups of batch_size consecutive patients.

@@ -75,6 +75,11 @@ a model and task are listed by `memgrad train --task TASK --model MODEL --help`.
   --shards S            split each batch into S row blocks, each on its own tape, run in parallel
                         on the threads: the whole batch's loss and gradient up to rounding; results
                         depend on S, not on --threads (default 1)
+  --unroll K            tasks whose batch rows are patients (mimic-progression) with a model that
+                        carries state between batches (--persistent-memory true, deepcare): each
+                        update runs K consecutive admissions on one tape, so the loss backpropagates
+                        through the carried memory across them (truncated BPTT over K; default 1:
+                        an update after every admission, the DMNC paper's Algorithm 1)
 )";
 
 void print_defaults(const RunConfig& rc) {

@@ -13,6 +13,7 @@
 #include "engine/quote.hpp"
 #include "engine/threads.hpp"
 #include "models/solved_model.hpp"
+#include "models/unroll.hpp"
 #include "tools/args.hpp"
 
 namespace memgrad::cli {
@@ -30,7 +31,8 @@ const nlohmann::json kTrainBase = {{"optimizer", "adam"}, {"lr", 1e-3},
                                    {"clip_norm", 0.0},    {"clip_norm_per_param", 0.0},
                                    {"clip_value", 0.0},   {"lr_halve_every_epochs", 0},
                                    {"lr_decay_start", 0}, {"lr_decay_final", 0.1},
-                                   {"shards", 1},         {"patience", 0}};
+                                   {"shards", 1},         {"patience", 0},
+                                   {"unroll", 1}};
 
 // The keys every run has, with a model's recipe over them.
 nlohmann::json train_defaults(const ModelInfo& m) {
@@ -220,6 +222,9 @@ void check_recipe(const nlohmann::json& train) {
        {"iterations", "epochs", "lr_halve_every_epochs", "lr_decay_start", "patience"})
     MG_CHECK(train.at(key).get<int64_t>() >= 0, flag(key), " must be >= 0, got ",
              train.at(key).get<int64_t>());
+  MG_CHECK(train.at("unroll").get<int64_t>() >= 1, flag("unroll"),
+           " must be >= 1 (1 = an update after every batch), got ",
+           train.at("unroll").get<int64_t>());
 }
 
 }  // namespace
@@ -280,7 +285,20 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
     shard_upstream_.push_back(Tensor::scalar(1.0, config_.dtype));
     shard_out_.emplace_back();
   }
-  steps_per_epoch_ = std::max<int64_t>(1, task_->steps_per_epoch(batch_));
+  unroll_ = config_.train.at("unroll").get<int64_t>();
+  MG_CHECK(unroll_ == 1 || task_->rows_are_patients(), "unroll (--unroll ", unroll_,
+           ") puts consecutive batches of the same patients on one tape; task ", config_.task,
+           "'s batches are independent samples: set --unroll 1");
+  MG_CHECK(unroll_ == 1 || model_->carries_state(), "unroll (--unroll ", unroll_, "): model ",
+           config_.model,
+           " carries no state from one batch to the next with these settings, so there is "
+           "nothing to backpropagate through (DMNC: --persistent-memory true)");
+  MG_CHECK(unroll_ == 1 || global_shards_ == 1, "unroll (--unroll ", unroll_,
+           ") needs one tape: --shards 1 and one process");
+  task_steps_per_epoch_ = std::max<int64_t>(1, task_->steps_per_epoch(batch_));
+  steps_per_epoch_ = (task_steps_per_epoch_ + unroll_ - 1) / unroll_;  // updates per epoch
+  if (unroll_ > 1) window_batches_.resize(size_t(unroll_));
+  window_.reserve(size_t(unroll_));
   const int64_t epochs = config_.train.at("epochs").get<int64_t>();
   const int64_t iterations = config_.train.at("iterations").get<int64_t>();
   total_steps_ = epochs > 0 ? epochs * steps_per_epoch_ : iterations;
@@ -417,19 +435,43 @@ StepTiming Trainer::forward_backward(int64_t step, Clock::time_point t0) {
   if (global_shards_ > 1) return forward_backward_shards(step, t0);
   StepTiming timing;
   tape_.set_step(uint64_t(step));
-  ForwardResult out = model_->forward(tape_, batch_data_, ForwardOptions{});
-  timing.loss = out.loss.value().at(0);
+  const Var loss = unroll_ == 1 ? model_->forward(tape_, batch_data_, ForwardOptions{}).loss
+                                : unrolled_loss(*model_, tape_, window_);
+  timing.loss = loss.value().at(0);
   timing.forward_ms = ms_since(t0);
   t0 = Clock::now();
-  tape_.backward(out.loss);
+  tape_.backward(loss);
   timing.backward_ms = ms_since(t0);
   return timing;
 }
 
+void Trainer::fill_batches(int64_t step) {
+  if (unroll_ == 1) return task_->train_batch(step, batch_, config_.dtype, batch_data_);
+  // Update `step` is window w of epoch e: the epoch's task steps [wK, min(P, (w+1)K)).
+  const int64_t epoch = step / steps_per_epoch_, w = step % steps_per_epoch_;
+  const int64_t first = w * unroll_, n = std::min(unroll_, task_steps_per_epoch_ - first);
+  window_.clear();  // capacity kept: no allocation
+  for (int64_t j = 0; j < n; ++j) {
+    task_->train_batch(epoch * task_steps_per_epoch_ + first + j, batch_, config_.dtype,
+                       window_batches_[size_t(j)]);
+    window_.push_back(&window_batches_[size_t(j)]);
+  }
+}
+
 void Trainer::reserve_memory(int64_t step) {
   for (int64_t s = 0; s < shards_; ++s) shard_tape(s).reset();
-  task_->largest_train_batch(batch_, config_.dtype, batch_data_);
+  if (unroll_ > 1) {  // a window of the largest batch, from a fresh carried state
+    window_.clear();
+    for (Batch& b : window_batches_) {
+      task_->largest_train_batch(batch_, config_.dtype, b);
+      window_.push_back(&b);
+    }
+    model_->reset_state();
+  } else {
+    task_->largest_train_batch(batch_, config_.dtype, batch_data_);
+  }
   forward_backward(step, Clock::now());
+  if (unroll_ > 1) model_->reset_state();
   for (int64_t s = 0; s < shards_; ++s) shard_tape(s).make_room(2);
   for (size_t i = 0; i < model_->params().size(); ++i) model_->params()[i].grad.zero();
   memory_reserved_ = true;
@@ -476,7 +518,7 @@ StepTiming Trainer::train_step(int64_t step) {
   // Reset first: a tape's input leaves share the batch buffers, which are refilled in place only
   // when no one else holds them.
   for (int64_t s = 0; s < shards_; ++s) shard_tape(s).reset();
-  task_->train_batch(step, batch_, config_.dtype, batch_data_);
+  fill_batches(step);
   StepTiming timing = forward_backward(step, t0);
   t0 = Clock::now();
   const nlohmann::json& tr = config_.train;

@@ -150,6 +150,15 @@ class Trainer {
   // (Tape::make_room): no later step allocates.
   void reserve_memory(int64_t step);
   bool memory_reserved_ = false;
+  // The batches of update `step`: batch_data_, or with unroll_ > 1 the window's batches.
+  void fill_batches(int64_t step);
+  // "unroll" K > 1 (tasks whose rows are patients): each update runs K consecutive task steps on
+  // one tape, each forward continuing the last one's graph (models/unroll.hpp); an epoch is its
+  // task steps in windows of K, the last one shorter.
+  int64_t unroll_ = 1;
+  int64_t task_steps_per_epoch_ = 1;
+  std::deque<Batch> window_batches_;
+  std::vector<const Batch*> window_;
   int64_t batch_;
   std::string dims_changed_;  // model sizes the task gives otherwise than the run's config
   int64_t steps_per_epoch_;

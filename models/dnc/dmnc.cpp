@@ -14,6 +14,13 @@ namespace {
 
 using layers::StepMask;
 
+// The fields of an encoder state that persist across admissions, in Carried's order.
+std::array<Var, 8> persisting_fields(const Dmnc::EncoderState& e) {
+  const dnc::State& m = e.memory;
+  return {m.memory,        m.usage,        m.link,         m.precedence,
+          m.write_weights, m.read_weights, m.read_vectors, e.cache};
+}
+
 // The DNC paper's usage gradient, not DeepMind's stop-gradient (dmnc.hpp, "Usage gradient").
 constexpr dnc::UsageGradient kUsageGradient = dnc::UsageGradient::through_write_weights;
 
@@ -168,10 +175,7 @@ void Dmnc::clear_memory(int64_t row) {
            " carried rows");
   Tape scratch;
   const EncoderState init = initial_state(scratch, 1, carried_->enc[0][0].dtype());
-  const Var fresh[8] = {init.memory.memory,        init.memory.usage,
-                        init.memory.link,          init.memory.precedence,
-                        init.memory.write_weights, init.memory.read_weights,
-                        init.memory.read_vectors,  init.cache};
+  const std::array<Var, 8> fresh = persisting_fields(init);
   for (auto& enc : carried_->enc)
     for (size_t k = 0; k < 8; ++k)
       if (enc[k].defined()) copy_row(enc[k], row, fresh[k].value());
@@ -192,15 +196,15 @@ Dmnc::EncoderState Dmnc::carried_state(Tape& tape, int i) const {
   return e;
 }
 
-void Dmnc::store_carried(const Encoded& e) {
+void Dmnc::store_carried(const Encoded& e, bool in_place) {
   // Values only (detached). Written into the spare buffers when they have the shapes: the current
   // carried tensors are this forward's tape leaves (read by its backward), so they are not
-  // overwritten, and steady-state steps allocate nothing.
+  // overwritten, and steady-state steps allocate nothing. A forward that continued the graph read
+  // no carried values, but the spare ones may be the leaves of an earlier forward on its tape,
+  // whose backward is still to come: it writes the current buffers instead.
   auto fits = [&](const Carried& c) {
     for (size_t i = 0; i < 2; ++i) {
-      const dnc::State& m = e.enc[i].memory;
-      const Var vars[8] = {m.memory,        m.usage,        m.link,         m.precedence,
-                           m.write_weights, m.read_weights, m.read_vectors, e.enc[i].cache};
+      const std::array<Var, 8> vars = persisting_fields(e.enc[i]);
       for (size_t k = 0; k < 8; ++k)
         if (vars[k].defined() != c.enc[i][k].defined() ||
             (vars[k].defined() &&
@@ -209,12 +213,11 @@ void Dmnc::store_carried(const Encoded& e) {
     }
     return true;
   };
-  const bool reuse = spare_ && fits(*spare_);
-  Carried c = reuse ? std::move(*spare_) : Carried{};
+  std::optional<Carried>& target = in_place ? carried_ : spare_;
+  const bool reuse = target && fits(*target);
+  Carried c = reuse ? std::move(*target) : Carried{};
   for (size_t i = 0; i < 2; ++i) {
-    const dnc::State& m = e.enc[i].memory;
-    const Var vars[8] = {m.memory,        m.usage,        m.link,         m.precedence,
-                         m.write_weights, m.read_weights, m.read_vectors, e.enc[i].cache};
+    const std::array<Var, 8> vars = persisting_fields(e.enc[i]);
     for (size_t k = 0; k < 8; ++k)
       if (vars[k].defined()) {
         if (reuse)
@@ -223,9 +226,42 @@ void Dmnc::store_carried(const Encoded& e) {
           c.enc[i][k] = vars[k].value().clone();
       }
   }
-  spare_ = std::move(carried_);
+  if (!in_place) spare_ = std::move(carried_);
   carried_ = std::move(c);
   carried_valid_ = true;
+}
+
+Dmnc::Encoded Dmnc::continued_state(Tape& tape, const Batch& batch, int64_t rows,
+                                    DType dtype) const {
+  MG_CHECK(graph_carry_valid_ && graph_carry_.enc[0].memory.memory.tape == &tape, name(),
+           ": a forward that continues the graph needs a previous forward on the same tape");
+  MG_CHECK(graph_carry_.enc[0].memory.memory.dim(0) == rows, name(), ": the previous forward had ",
+           graph_carry_.enc[0].memory.memory.dim(0), " rows but this batch has ", rows,
+           " (one patient per row)");
+  Encoded from = graph_carry_;
+  if (!batch.has("patient_start")) return from;
+  const Tensor& start = batch.get("patient_start");
+  int64_t starting = 0;
+  for (int64_t r = 0; r < rows; ++r) starting += start.at(r) != 0;
+  if (starting == 0) return from;
+  // Some rows start a new patient: where(start, initial, carried) per row, field by field.
+  const EncoderState init = initial_state(tape, rows, dtype);
+  const std::array<Var, 8> fresh = persisting_fields(init);
+  const Var start_rows = tape.input(start);
+  for (EncoderState& e : from.enc) {
+    Var* fields[8] = {&e.memory.memory,        &e.memory.usage,
+                      &e.memory.link,          &e.memory.precedence,
+                      &e.memory.write_weights, &e.memory.read_weights,
+                      &e.memory.read_vectors,  &e.cache};
+    for (size_t k = 0; k < 8; ++k) {
+      if (!fields[k]->defined()) continue;
+      Shape per_row = fields[k]->shape();  // [B, 1, ...]: broadcast over the row's elements
+      for (int d = 1; d < per_row.rank; ++d) per_row[d] = 1;
+      *fields[k] = where(reshape(start_rows, per_row), fresh[k], *fields[k]);
+    }
+    e.memory.memory_norms = dnc::memory_norms(e.memory.memory);
+  }
+  return from;
 }
 
 void Dmnc::start_patients(const Batch& batch, int64_t rows) {
@@ -366,13 +402,17 @@ void Dmnc::encoder_step(Tape& tape, int i, const EncoderPass& pass, Var ids,
   if (cache_) me.cache = mask.put(me.cache, next.cache);
 }
 
-Dmnc::Encoded Dmnc::encode(Tape& tape, const dnc::Views& views, Trace* trace) const {
+Dmnc::Encoded Dmnc::encode(Tape& tape, const dnc::Views& views, Trace* trace,
+                           const Encoded* start) const {
   const int64_t B = views.batch;
   const DType dtype = views.x[0].dtype();
   Encoded out;
   auto& s = out.enc;
   for (int i = 0; i < 2; ++i) {
-    if (persistent_ && carried_valid_) {
+    if (start) {
+      s[size_t(i)] = start->enc[size_t(i)];
+      s[size_t(i)].controller = cell_[size_t(i)].zero_state(tape, B, dtype);
+    } else if (persistent_ && carried_valid_) {
       MG_CHECK(carried_->enc[0][0].dim(0) == B, name(), ": the carried memory has ",
                carried_->enc[0][0].dim(0), " rows but the batch has ", B,
                " samples (one patient per row; clear_memory() to start over)");
@@ -436,8 +476,17 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const dnc::Views& views, Trace* trace) co
 ForwardResult Dmnc::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
   const dnc::Views views = dnc::read_views(tape, batch, name());
   start_patients(batch, views.batch);
-  const Encoded e = encode(tape, views, opts.trace);
-  if (persistent_) store_carried(e);
+  // Continuing the graph (models/unroll.hpp): from the previous forward's memories on this tape,
+  // unless every row starts a new patient (start_patients then cleared the carried memory).
+  const bool continues = persistent_ && opts.continues_graph && carried_valid_;
+  std::optional<Encoded> start;
+  if (continues) start = continued_state(tape, batch, views.batch, views.x[0].dtype());
+  const Encoded e = encode(tape, views, opts.trace, start ? &*start : nullptr);
+  if (persistent_) {
+    store_carried(e, opts.continues_graph);
+    graph_carry_ = e;
+    graph_carry_valid_ = true;
+  }
   const int64_t B = views.batch, N = mem_.slots, RW = mem_.read_heads * mem_.word;
   const dnc::State memories[2] = {e.enc[0].memory, e.enc[1].memory};
   Var read_weights[2];
@@ -553,8 +602,13 @@ nlohmann::json tiny(nlohmann::json extra) {
   return c;
 }
 
+// Row 1 starts a new patient at every admission (patient_start), row 0 continues: the unrolled
+// persistent variants check both the carried graph and the per-row restart (only persistent
+// memory reads the field).
 void check_batch(Rng& rng, DType dtype, Batch& batch) {
   dnc::make_check_batch(rng, dtype, batch, 7, 9);
+  Tensor& start = batch.field("patient_start", Shape{batch.size}, dtype);
+  for (int64_t r = 0; r < batch.size; ++r) start.set(r, r % 2);
 }
 
 const nlohmann::json kTrainDefaults = dnc::dmnc_paper_recipe();
@@ -577,7 +631,11 @@ const bool kRegistered = [] {
                          tiny({{"variant", "sequence-free-running"},
                                {"train_teacher_forcing", false}}),
                          tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
-                         tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}})},
+                         tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}}),
+                         tiny({{"variant", "set-persistent-unrolled"},
+                               {"output", "set"},
+                               {"persistent_memory", true},
+                               {"admissions", 2}})},
        .check_batch = check_batch});
   register_model(
       {.name = "dmnc-early",
@@ -590,6 +648,10 @@ const bool kRegistered = [] {
        .check_configs = {tiny({{"variant", "sequence-cache"}}),
                          tiny({{"variant", "sequence-nocache"}, {"cache", false}}),
                          tiny({{"variant", "set-cache"}, {"output", "set"}}),
+                         tiny({{"variant", "set-cache-persistent-unrolled"},
+                               {"output", "set"},
+                               {"persistent_memory", true},
+                               {"admissions", 2}}),
                          tiny({{"variant", "sequence-cache-2heads"}, {"read_heads", 2}}),
                          tiny({{"variant", "sequence-cache-free-running"},
                                {"train_teacher_forcing", false}}),

@@ -103,11 +103,14 @@
 //   row), clear_memory(row) one row; a batch's optional field "patient_start" [B] does the same
 //   for the rows it marks (the mimic-progression task sets it on a group's first admission). A
 //   row whose views are all masked keeps its memory exactly (a patient without an admission at
-//   this step). The carried state is DETACHED between admissions: it is stored
-//   as values and enters the next admission's tape as a constant, because Algorithm 1 updates the
-//   parameters after every admission (line 22), so the previous admission's graph belongs to an
-//   earlier parameter value and an earlier, already reset tape; gradients are truncated at
-//   admission boundaries.
+//   this step). By default the carried state is DETACHED between admissions: it is stored as
+//   values and enters the next admission's tape as a constant, because Algorithm 1 updates the
+//   parameters after every admission (line 22), so gradients are truncated at admission
+//   boundaries. A forward with ForwardOptions::continues_graph instead starts from the previous
+//   forward's final memories as recorded on the same tape (models/unroll.hpp: `memgrad train
+//   --unroll K` puts K admissions on one tape), so a later admission's loss trains what an earlier
+//   one wrote: truncated backpropagation through time over K admissions, our addition to the
+//   paper. Rows that patient_start marks still start from the initial memory (a per-row `where`).
 //
 // View-concatenated DNC ("dnc", Table 1): one DNC (controller LSTM over [x_t ; r_{t-1}], one
 //   memory of memory_slots = 32 slots, standard interface parsed by dnc::parse_interface) reads
@@ -146,6 +149,8 @@ class Dmnc : public Model {
   ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
 
   bool supports_shards() const override { return !persistent_; }  // carried memory is per row
+  bool carries_state() const override { return persistent_; }
+  void reset_state() override { clear_memory(); }
   Fusion fusion() const { return fusion_; }
   const dnc::MemoryConfig& memory_config() const { return mem_; }
 
@@ -170,8 +175,11 @@ class Dmnc : public Model {
   // weightings under "enc<i>/t<t>/" (write_gate, alloc_gate, free_gates, read_modes, cache_gate,
   // ...; only when some sample has an event) and the state after the step, padded samples kept,
   // under "enc<i>/t<t>/state/" (h, c, memory, usage, link, write_weights, read_weights,
-  // read_vectors, cache). The decoder's reads are recorded under "dec/t<t>/".
-  Encoded encode(Tape& tape, const dnc::Views& views, Trace* trace = nullptr) const;
+  // read_vectors, cache). The decoder's reads are recorded under "dec/t<t>/". `start`, when given,
+  // is the encoders' memories to start from (on this tape), instead of the carried or initial
+  // ones; the controllers start from zero either way.
+  Encoded encode(Tape& tape, const dnc::Views& views, Trace* trace = nullptr,
+                 const Encoded* start = nullptr) const;
 
  private:
   struct Carried {
@@ -179,7 +187,13 @@ class Dmnc : public Model {
   };
   EncoderState initial_state(Tape& tape, int64_t batch, DType dtype) const;
   EncoderState carried_state(Tape& tape, int i) const;
-  void store_carried(const Encoded& e);
+  // The previous forward's final memories on this tape (graph_carry_), with the rows the batch's
+  // patient_start marks back at the initial memory: where a continuing forward starts.
+  Encoded continued_state(Tape& tape, const Batch& batch, int64_t rows, DType dtype) const;
+  // Stores the final memories as values for the next forward. `in_place`: into the current
+  // buffers, for a forward that continued the graph and so read no carried values as leaves
+  // (the spare buffers may then be an earlier forward's leaves on the same tape).
+  void store_carried(const Encoded& e, bool in_place);
   // Clears the carried memory of the rows the batch's optional field "patient_start" [B] marks
   // (all of it when every row starts), when persistent.
   void start_patients(const Batch& batch, int64_t rows);
@@ -219,6 +233,9 @@ class Dmnc : public Model {
   layers::Decoder decoder_;
   std::optional<Carried> carried_, spare_;  // spare_: the previous buffers, reused when they fit
   bool carried_valid_ = false;              // false: every row starts from the initial memory
+  // The last forward's final encoder states as Vars of its tape (continues_graph reads them).
+  Encoded graph_carry_;
+  bool graph_carry_valid_ = false;
 };
 
 class ViewConcatDnc : public Model {

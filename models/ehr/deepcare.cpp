@@ -64,7 +64,6 @@ Var DeepCare::masked_mean(Tape& tape, const layers::Embedding& table, const Tens
 }
 
 ForwardResult DeepCare::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
-  (void)opts;
   const Tensor& x1 = layers::field(batch, name_, "x1", 2);
   const Tensor& m1 = layers::field(batch, name_, "x1_mask", 2);
   const Tensor& x2 = layers::field(batch, name_, "x2", 2);
@@ -88,20 +87,34 @@ ForwardResult DeepCare::forward(Tape& tape, const Batch& batch, const ForwardOpt
   }
   Carried& prev = carried_[size_t(current_)];
   const bool carried = carry_ && valid_ && !all_start;
+  // Continuing the graph (models/unroll.hpp): the previous forward's Vars instead of its values.
+  const bool continues = carried && opts.continues_graph;
   Var h_prev, c_prev, sum_prev;
   if (carried) {
     MG_CHECK(prev.state[0].dim(0) == B && prev.state[0].dtype() == dtype, name_,
              ": the carried state has ", prev.state[0].dim(0), " rows but the batch ", B,
              " (one patient per row)");
+    MG_CHECK(!continues || graph_state_[0].tape == &tape, name_,
+             ": a forward that continues the graph needs a previous forward on the same tape");
+    bool some_start = false;
     for (int64_t r = 0; r < B; ++r)
       if (start->at(r) != 0) {  // a new patient in this row: its state from zero
         for (Tensor& t : prev.state)
           for (int64_t j = 0; j < H; ++j) t.set(r * H + j, 0);
         prev.count[size_t(r)] = 0;
+        some_start = true;
       }
-    h_prev = tape.input(prev.state[0]);
-    c_prev = tape.input(prev.state[1]);
-    sum_prev = tape.input(prev.state[2]);
+    if (continues) {
+      const Var zero = tape.constant(Shape{B, H}, dtype, 0.0);
+      const Var start_rows = reshape(tape.input(*start), Shape{B, 1});
+      Var* prevs[3] = {&h_prev, &c_prev, &sum_prev};
+      for (size_t k = 0; k < 3; ++k)
+        *prevs[k] = some_start ? where(start_rows, zero, graph_state_[k]) : graph_state_[k];
+    } else {
+      h_prev = tape.input(prev.state[0]);
+      c_prev = tape.input(prev.state[1]);
+      sum_prev = tape.input(prev.state[2]);
+    }
   } else {
     h_prev = tape.constant(Shape{B, H}, dtype, 0.0);
     c_prev = h_prev;
@@ -140,8 +153,12 @@ ForwardResult DeepCare::forward(Tape& tape, const Batch& batch, const ForwardOpt
     result.loss = bce_with_logits(result.predictions, tape.input(labels));
   }
 
-  if (carry_) {  // values into the other buffer (this one's tensors are the tape's leaves)
-    Carried& next = carried_[size_t(1 - current_)];
+  if (carry_) {
+    // Values into the other buffer (this one's tensors are the tape's leaves), or, after a forward
+    // that continued the graph and so read no values, into this one: the other may hold an
+    // earlier forward's leaves on this tape, whose backward is still to come.
+    const bool in_place = opts.continues_graph;
+    Carried& next = carried_[size_t(in_place ? current_ : 1 - current_)];
     const Var vars[3] = {h, c, sum_h};
     for (size_t k = 0; k < 3; ++k) {
       if (!next.state[k].defined() || next.state[k].shape() != Shape{B, H} ||
@@ -151,8 +168,9 @@ ForwardResult DeepCare::forward(Tape& tape, const Batch& batch, const ForwardOpt
     }
     next.count.resize(size_t(B));
     for (int64_t r = 0; r < B; ++r) next.count[size_t(r)] = count_before(r) + (active(r) ? 1 : 0);
-    current_ = 1 - current_;
+    if (!in_place) current_ = 1 - current_;
     valid_ = true;
+    graph_state_ = {h, c, sum_h};
   }
   return result;
 }
@@ -169,6 +187,9 @@ const bool kRegistered = [] {
   nlohmann::json flat = tiny;
   flat["variant"] = "no time decay";
   flat["time_decay"] = false;
+  nlohmann::json unrolled = tiny;  // two admissions on one tape: the gradient through h, c, sum
+  unrolled["variant"] = "unrolled";
+  unrolled["admissions"] = 2;
   register_model(
       {.name = "deepcare",
        .summary = "DeepCare: an LSTM over a patient's admissions with a time-decayed forget "
@@ -180,12 +201,15 @@ const bool kRegistered = [] {
        .default_config = defaults(),
        .train_defaults =
            {{"optimizer", "adam"}, {"lr", 1e-2}, {"batch", 16}, {"epochs", 40}, {"iterations", 0}},
-       .check_configs = {tiny, flat},
+       .check_configs = {tiny, flat, unrolled},
        .check_batch =
            [](Rng& rng, DType dtype, Batch& batch) {
              dnc::make_check_batch(rng, dtype, batch, 7, 9, 5);
              Tensor& gap = batch.field("gap_days", Shape{2}, dtype);
              gap.set(0, 3), gap.set(1, 400);
+             // Row 0 continues its patient, row 1 starts anew (the unrolled variant's restart).
+             Tensor& start = batch.field("patient_start", Shape{2}, dtype);
+             start.set(0, 0), start.set(1, 1);
            }});
   return true;
 }();

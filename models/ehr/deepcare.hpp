@@ -14,9 +14,12 @@
 // choose), loss bce_with_logits over labels [B, V], rows masked by labels_mask [B] when present.
 //
 // The admissions of a patient arrive one batch at a time (the task's lock-step rows), so h, c and
-// the pooled sum are CARRIED from one forward to the next per row, as values: gradients are
-// truncated at admission boundaries, exactly as DMNC's persistent memory is trained here
-// (models/dnc/dmnc.hpp). This is our choice; DeepCare backpropagates through the admissions. A
+// the pooled sum are CARRIED from one forward to the next per row. By default as values: gradients
+// are truncated at admission boundaries, as DMNC's persistent memory is trained by default
+// (models/dnc/dmnc.hpp). A forward with ForwardOptions::continues_graph starts from the previous
+// forward's h, c and sum as recorded on the same tape instead (`memgrad train --unroll K`,
+// models/unroll.hpp), so the loss backpropagates through K admissions, as DeepCare itself does
+// through all of a patient's admissions. A
 // row is a new patient when the batch's field patient_start [B] marks it, and every row is when
 // the batch has no such field (each forward then stands alone: the gradient checks). A row with no
 // diagnosis at this step (a patient without an admission here) keeps its state exactly.
@@ -39,6 +42,8 @@ class DeepCare : public Model {
   std::string name() const override { return name_; }
   nlohmann::json config() const override { return config_; }
   ForwardResult forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) override;
+  bool carries_state() const override { return carry_; }
+  void reset_state() override { valid_ = false; }
 
  private:
   // The carried state of every row: h, c and the sum of the history's h [B, H], and the number of
@@ -59,6 +64,8 @@ class DeepCare : public Model {
   std::array<Carried, 2> carried_;
   int current_ = 0;
   bool valid_ = false;  // false: every row starts from zero
+  // The last forward's final h, c and pooled sum as Vars of its tape (continues_graph reads them).
+  std::array<Var, 3> graph_state_;
 };
 
 }  // namespace memgrad

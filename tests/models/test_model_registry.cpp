@@ -20,7 +20,7 @@ namespace {
 void backward_once(CheckVariant& v) {
   v.model->params().zero_grad();
   Tape tape(model_check_options().seed);
-  tape.backward(v.model->forward(tape, v.batch, ForwardOptions{}).loss);
+  tape.backward(v.loss(tape));
 }
 
 double largest_abs(const Tensor& t) {
@@ -42,7 +42,7 @@ GradCheckResult check_with_planted_error(CheckVariant& v, const std::string& tar
   return check_parameter_gradients(
       v.label, v.model->params(),
       [&](Tape& tape) {
-        Var loss = v.model->forward(tape, v.batch, ForwardOptions{}).loss;
+        Var loss = v.loss(tape);
         Var leaf = tape.param(p);
         return add(loss, sum(mul(sub(leaf, detach(leaf)), tape.input(planted))));
       },

@@ -193,25 +193,29 @@ TEST_CASE("no heap allocation after the first mimic-drugs step: set output, view
 
 TEST_CASE(
     "no heap allocation after the first mimic-progression step: memory carried across "
-    "lock-step admissions, rows masked, groups of patients restarting") {
+    "lock-step admissions (as values, or unrolled on one tape), rows masked, groups of patients "
+    "restarting") {
   test::TempDir dir;
   namespace fx = test::mimic_fixture;
   fx::write_tables(dir.path, fx::make_progression_tables(48));
   for (const std::string model : {"dmnc-late", "dmnc-early", "deepcare"})
-    for (const std::string persistent : {"true", "false"}) {
+    for (const std::string persistent : {"true", "false", "unrolled"}) {
       CAPTURE(model);
       CAPTURE(persistent);
+      // "unrolled": carried, and three admissions per tape (--unroll 3, models/unroll.hpp).
       std::vector<std::string> flags = {"--task",       "mimic-progression",
                                         "--model",      model,
                                         "--data",       dir.path.string(),
                                         "--batch",      "4",
                                         "--iterations", "1000",
                                         "--epochs",     "0"};
+      const std::string carried = persistent == "false" ? "false" : "true";
       if (model == "deepcare")
-        flags.insert(flags.end(), {"--carry-state", persistent});
+        flags.insert(flags.end(), {"--carry-state", carried});
       else
         flags.insert(flags.end(),
-                     {"--embedding", "8", "--hidden", "8", "--persistent-memory", persistent});
+                     {"--embedding", "8", "--hidden", "8", "--persistent-memory", carried});
+      if (persistent == "unrolled") flags.insert(flags.end(), {"--unroll", "3"});
       CHECK(check_steps_allocate_nothing(flags, "x1") >= 1);
     }
 }

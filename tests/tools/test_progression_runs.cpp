@@ -11,6 +11,7 @@
 
 #include "models/dnc/dmnc.hpp"
 #include "models/model.hpp"
+#include "tasks/ehr_synth.hpp"
 #include "tasks/task.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
 #include "tests/tools/cli_run.hpp"
@@ -233,4 +234,116 @@ TEST_CASE(
   CHECK(m.at("p_at_2").get<double>() > 0.95);
   CHECK(m.at("history").at("p_at_2").get<double>() < 0.8);
   CHECK(m.at("frequency").at("p_at_2").get<double>() < 0.8);
+}
+
+TEST_CASE(
+    "mimic-progression: train --unroll K backpropagates through K admissions per update; refused "
+    "where nothing is carried or rows are independent") {
+  TempDir tmp;
+  fx::write_tables(tmp.path / "data", fx::make_progression_tables(48));
+  const std::string data = (tmp.path / "data").string();
+  auto train = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> words = {"--task",
+                                      "mimic-progression",
+                                      "--data",
+                                      data,
+                                      "--batch",
+                                      "4",
+                                      "--threads",
+                                      "1",
+                                      "--quiet",
+                                      "--iterations",
+                                      "0",
+                                      "--out",
+                                      (tmp.path / name).string()};
+    words.insert(words.end(), extra.begin(), extra.end());
+    return run(cmd_train, words);
+  };
+  auto updates = [&](const std::string& name) {
+    std::ifstream in(tmp.path / name / "log.jsonl");
+    int64_t last = -1;
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      if (j.contains("step")) last = j.at("step").get<int64_t>();
+    }
+    return last;
+  };
+  const Run one = train("one", {"--model", "deepcare", "--epochs", "1", "--log-every", "1"});
+  REQUIRE_MESSAGE(one.code == 0, one.error);
+  const Run three =
+      train("three", {"--model", "deepcare", "--epochs", "1", "--log-every", "1", "--unroll", "3"});
+  REQUIRE_MESSAGE(three.code == 0, three.error);
+  // The same epoch of task steps in a third of the updates (rounded up).
+  const int64_t steps = updates("one") + 1, windows = updates("three") + 1;
+  CHECK(steps > 3);
+  CHECK(windows == (steps + 2) / 3);
+  const Run dmnc =
+      train("dmnc", {"--model", "dmnc-late", "--persistent-memory", "true", "--embedding", "8",
+                     "--hidden", "8", "--word-size", "6", "--memory-slots", "5", "--read-heads",
+                     "1", "--epochs", "1", "--unroll", "2"});
+  REQUIRE_MESSAGE(dmnc.code == 0, dmnc.error);
+  CHECK(fs::exists(tmp.path / "dmnc" / "metrics.json"));
+
+  const Run flushed = train("flushed", {"--model", "dmnc-late", "--epochs", "1", "--unroll", "2"});
+  CHECK(flushed.code == 2);
+  CHECK(flushed.error.find("carries no state") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.path / "flushed"));
+  const Run zero = train("zero", {"--model", "deepcare", "--epochs", "1", "--unroll", "0"});
+  CHECK(zero.code == 2);
+  CHECK(zero.error.find("unroll (--unroll) must be >= 1") != std::string::npos);
+  const Run independent = run(cmd_train, {"--task", "sum2seq", "--model", "lstm", "--unroll", "2",
+                                          "--quiet", "--out", (tmp.path / "sum2seq").string()});
+  CHECK(independent.code == 2);
+  CHECK(independent.error.find("independent samples") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.path / "sum2seq"));
+}
+
+TEST_CASE(
+    "mimic-progression on `ehr-gen --follow-pairs` data: metrics.json scores the planted "
+    "two-admissions-later rule, with its oracle far above chance") {
+  TempDir tmp;
+  ehr_synth::Options o;
+  o.patients = 400, o.extra_admission = 0.7, o.dx_codes = 400, o.proc_codes = 200;
+  o.rule_drugs = 6, o.tail_drugs = 0, o.dx_mean = 4, o.follow_pairs = 6, o.seed = 3;
+  ehr_synth::generate(o, (tmp.path / "data").string());
+  const fs::path out = tmp.path / "run";
+  const Run r = run(cmd_train, {"--task",       "mimic-progression",
+                                "--model",      "deepcare",
+                                "--data",       (tmp.path / "data").string(),
+                                "--categories", "false",
+                                "--epochs",     "1",
+                                "--iterations", "0",
+                                "--batch",      "8",
+                                "--unroll",     "2",
+                                "--threads",    "1",
+                                "--out",        out.string()});
+  REQUIRE_MESSAGE(r.code == 0, r.error);
+  CHECK(r.out.find("follow rule (") != std::string::npos);
+  std::ifstream in(out / "metrics.json");
+  const nlohmann::json f = nlohmann::json::parse(in).at("follow_rule");
+  CHECK(f.at("pairs").get<int64_t>() >= 1);
+  CHECK(f.at("pairs").get<int64_t>() <= 6);
+  CHECK(f.at("due").get<int64_t>() > 0);
+  CHECK(f.at("oracle_auc_macro").get<double>() > 0.8);
+  CHECK(f.at("auc_macro").is_number());
+  CHECK(f.at("history_auc_macro").get<double>() < f.at("oracle_auc_macro").get<double>());
+
+  // Real MIMIC folders have no rules.json: no follow_rule entry.
+  fx::write_tables(tmp.path / "mimic", fx::make_progression_tables(24));
+  const Run plain = run(
+      cmd_train, {"--task", "mimic-progression", "--model", "deepcare", "--data",
+                  (tmp.path / "mimic").string(), "--epochs", "1", "--iterations", "0", "--batch",
+                  "4", "--threads", "1", "--quiet", "--out", (tmp.path / "plain").string()});
+  REQUIRE_MESSAGE(plain.code == 0, plain.error);
+  std::ifstream plain_in(tmp.path / "plain" / "metrics.json");
+  CHECK_FALSE(nlohmann::json::parse(plain_in).contains("follow_rule"));
+
+  // A rules.json that is not the generator's: exit 2 naming it.
+  std::ofstream(tmp.path / "data" / "rules.json") << "{\"follow\": {\"pairs\": [{}]}}";
+  const Run bad = run(
+      cmd_train, {"--task", "mimic-progression", "--model", "deepcare", "--data",
+                  (tmp.path / "data").string(), "--quiet", "--out", (tmp.path / "bad").string()});
+  CHECK(bad.code == 2);
+  CHECK(bad.error.find("rules.json: not the rules.json of `memgrad ehr-gen`") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.path / "bad"));
 }
