@@ -28,6 +28,7 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/mimic-iii-demo"},
                                   {"icd9_to_10", ""},
                                   {"top_dx", 0},
                                   {"split_seed", 1},
+                                  {"select_on", "auc_micro"},
                                   {"seed", 1}};
 
 constexpr uint64_t kOrderSalt = 0x9e7a'0019'0000'0003ULL;
@@ -64,11 +65,19 @@ class MimicProgressionTask : public Task {
       o.split_seed =
           uint64_t(setting_int(settings_, "mimic-progression", "split_seed", 0, INT64_MAX));
       seed_ = uint64_t(setting_int(settings_, "mimic-progression", "seed", 0, INT64_MAX));
+      select_on_follow_ = settings_.at("select_on").get<std::string>() == "follow_auc";
+      MG_CHECK(select_on_follow_ || settings_.at("select_on") == "auc_micro",
+               "mimic-progression: select_on (--select-on) takes auc_micro or follow_auc, got ",
+               settings_.at("select_on").get<std::string>());
     } catch (const nlohmann::json::exception& e) {
       fail("mimic-progression: bad setting type (", e.what(), ")");
     }
     data_ = mimic::make_progression_data(o);
     follow_ = follow_labels(ehr_synth::read_follow_pairs(o.load.data_dir));
+    MG_CHECK(!select_on_follow_ || !follow_.empty(),
+             "mimic-progression: select_on follow_auc needs data with follow pairs (`memgrad "
+             "ehr-gen --follow-pairs K`, full codes: --categories false); ",
+             o.load.data_dir, " has none");
     report_load();
   }
 
@@ -176,18 +185,24 @@ class MimicProgressionTask : public Task {
     return out.str();
   }
 
+  // Model selection on validation: micro AUC, or (select_on follow_auc, ehr-gen data) the follow
+  // rule's AUC, where the question is whether the rule is learned: the other diagnoses are drawn
+  // independently of the past, so micro AUC falls as a model overfits them while the rule is
+  // still being learned.
   std::optional<double> selection_score(const Predictor& predict, int64_t batch_size,
                                         DType dtype) override {
-    const Scored s = score(predict, data_.valid, batch_size, dtype);
-    return progression_metrics(s.labels, s.probs).at("auc_micro").get<double>();
+    const nlohmann::json score = epoch_scores(predict, batch_size, dtype).at(selection_metric());
+    return score.is_number() ? std::optional<double>(score.get<double>()) : std::nullopt;
   }
-  std::string selection_metric() const override { return "valid_auc_micro"; }
-  // With follow pairs (ehr-gen data), the epoch's line also has the validation follow-rule AUC,
-  // so a log shows when, if ever, the rule is learned (selection stays on micro AUC).
+  std::string selection_metric() const override {
+    return select_on_follow_ ? "valid_follow_auc" : "valid_auc_micro";
+  }
+  // The epoch's line: validation micro AUC and, with follow pairs, the follow rule's AUC (a log
+  // shows when, if ever, the rule is learned).
   nlohmann::json epoch_scores(const Predictor& predict, int64_t batch_size, DType dtype) override {
     const Scored s = score(predict, data_.valid, batch_size, dtype);
     nlohmann::json line = {
-        {selection_metric(), progression_metrics(s.labels, s.probs).at("auc_micro")}};
+        {"valid_auc_micro", progression_metrics(s.labels, s.probs).at("auc_micro")}};
     if (!follow_.empty()) line["valid_follow_auc"] = follow_metrics(s).at("auc_macro");
     return line;
   }
@@ -393,6 +408,7 @@ class MimicProgressionTask : public Task {
   nlohmann::json settings_;
   mimic::ProgressionData data_;
   std::vector<std::pair<int32_t, int32_t>> follow_;  // follow_labels of the data's rules.json
+  bool select_on_follow_ = false;
   uint64_t seed_ = 1;
   // The current epoch: training patients (longest first), each one's rank in the epoch's
   // permutation, and the order of the groups of batch_size consecutive patients.

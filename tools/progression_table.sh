@@ -8,7 +8,11 @@
 #                              [--models "m1 ..."] [--epochs E] [extra memgrad train flags...]
 # Rows: dmnc-late and dmnc-early with persistent memory, dmnc-late-flush (the same model with
 # memory flushed every admission: the ablation), wlas, deepcare (state carried across admissions)
-# and deepcare-alone (not carried). Runs go to OUT_DIR/ROW/seed-S (default runs/progression-table),
+# and deepcare-alone (not carried); on request (--models) dmnc-late-unroll and deepcare-unroll,
+# carried and trained through 4 admissions per update (--unroll 4: the loss backpropagates across
+# admissions). On data with follow pairs (`memgrad ehr-gen --follow-pairs K`, read with
+# --categories false) the table has a column for the follow rule's AUC (metrics.json's
+# follow_rule.auc_macro), and the oracle's is printed under it. Runs go to OUT_DIR/ROW/seed-S (default runs/progression-table),
 # J at a time (default 1, each --threads 1). A run whose directory has metrics.json is kept, so an
 # interrupted table completes on a second call. Each run's wall time is written to its
 # wall_seconds and its CPU time (user + system) to cpu_seconds; the table's wall time is printed
@@ -46,8 +50,8 @@ mkdir -p "$out"
 
 row_model() {
   case "$1" in
-    dmnc-late-flush) echo dmnc-late ;;
-    deepcare-alone) echo deepcare ;;
+    dmnc-late-flush | dmnc-late-unroll) echo dmnc-late ;;
+    deepcare-alone | deepcare-unroll) echo deepcare ;;
     *) echo "$1" ;;
   esac
 }
@@ -58,9 +62,11 @@ row_flags() {
   case "$1" in
     dmnc-late | dmnc-early) echo "$mem --persistent-memory true" ;;
     dmnc-late-flush) echo "$mem --persistent-memory false" ;;
+    dmnc-late-unroll) echo "$mem --persistent-memory true --unroll 4" ;;
     wlas) echo "$rnn" ;;
     deepcare) echo "$common --embedding 20 --hidden 64 --lr 1e-2 --carry-state true" ;;
     deepcare-alone) echo "$common --embedding 20 --hidden 64 --lr 1e-2 --carry-state false" ;;
+    deepcare-unroll) echo "$common --embedding 20 --hidden 64 --lr 1e-2 --carry-state true --unroll 4" ;;
   esac
 }
 
@@ -98,15 +104,19 @@ paper() {
 set -- $seeds
 echo "mimic-progression on $data, seeds: $seeds (mean ± sd over $# patient splits, test steps, %)"
 echo
-echo "| model | P@1 | P@2 | P@3 | AUC micro | CPU s/run | s/run | paper diabetes P@1 / P@2 / P@3 | paper mental |"
-echo "|---|---|---|---|---|---|---|---|---|"
-first=""
+first=${models%% *}
+follow=""  # the follow rule's column, when the runs' data has follow pairs
+if jq -e '.follow_rule' "$out/$first/seed-${seeds%% *}/metrics.json" >/dev/null; then follow=1; fi
+echo "| model | P@1 | P@2 | P@3 | AUC micro |${follow:+ follow AUC |} CPU s/run | s/run | paper diabetes P@1 / P@2 / P@3 | paper mental |"
+echo "|---|---|---|---|---|${follow:+---|}---|---|---|---|"
 for m in $models; do
-  [ -n "$first" ] || first=$m
-  echo "| $m | $(stat "$m" .p_at_1) | $(stat "$m" .p_at_2) | $(stat "$m" .p_at_3) | $(stat "$m" .auc_micro) | $(seed_mean "$m" cpu_seconds 1) | $(seed_mean "$m" wall_seconds) | $(paper "$m") |"
+  echo "| $m | $(stat "$m" .p_at_1) | $(stat "$m" .p_at_2) | $(stat "$m" .p_at_3) | $(stat "$m" .auc_micro) |${follow:+ $(stat "$m" .follow_rule.auc_macro) |} $(seed_mean "$m" cpu_seconds 1) | $(seed_mean "$m" wall_seconds) | $(paper "$m") |"
 done
 for b in history frequency; do
-  echo "| $b | $(stat "$first" ".$b.p_at_1") | $(stat "$first" ".$b.p_at_2") | $(stat "$first" ".$b.p_at_3") | $(stat "$first" ".$b.auc_micro") | - | - | - | - |"
+  echo "| $b | $(stat "$first" ".$b.p_at_1") | $(stat "$first" ".$b.p_at_2") | $(stat "$first" ".$b.p_at_3") | $(stat "$first" ".$b.auc_micro") |${follow:+ $(stat "$first" .follow_rule.history_auc_macro) |} - | - | - | - |"
 done
+if [ -n "$follow" ]; then
+  echo "| oracle (trigger in admission a-2) | - | - | - | - | $(stat "$first" .follow_rule.oracle_auc_macro) | - | - | - | - |"
+fi
 echo
 awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "table wall time: %.0f s\n", b-a}'

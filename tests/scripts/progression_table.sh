@@ -2,7 +2,8 @@
 # tools/progression_table.sh on a small synthetic EHR (memgrad ehr-gen, 300 patients), two seeds,
 # the deepcare rows (fast): the markdown table has a row per model with mean ± sd and the paper's
 # figures, and the history and frequency rows; a second invocation keeps every run; a data folder
-# without a table stops it with the loader's message. Skipped (77) without jq.
+# without a table stops it with the loader's message; on data with follow pairs the table has the
+# follow rule's column and the oracle's row, and the unrolled row trains. Skipped (77) without jq.
 #   tests/scripts/progression_table.sh MEMGRAD_BINARY
 set -euo pipefail
 export MEMGRAD_BIN=$1
@@ -29,6 +30,17 @@ grep -q '^table wall time: ' "$tmp/t.md" || fail "no wall time"
 # A second invocation trains nothing.
 tools/progression_table.sh "$tmp/t" "${flags[@]}" > /dev/null 2> "$tmp/again.err"
 [ "$(grep -c 'kept' "$tmp/again.err")" -eq 4 ] || fail "a second invocation retrained runs"
+# Follow pairs: the follow AUC column, the oracle row, the unrolled DeepCare row.
+"$MEMGRAD_BIN" ehr-gen --out "$tmp/follow" --patients 300 --extra-admission 0.7 --dx-codes 400 \
+  --proc-codes 200 --rule-drugs 6 --tail-drugs 0 --follow-pairs 5 --threads 1 > /dev/null
+tools/progression_table.sh "$tmp/f" --data "$tmp/follow" --seeds 1 --epochs 1 \
+  --models "deepcare-unroll deepcare" --categories false > "$tmp/f.md" 2> "$tmp/f.err" || {
+  cat "$tmp/f.err"; fail "the follow table failed"; }
+grep -q '^| model | P@1 | P@2 | P@3 | AUC micro | follow AUC | ' "$tmp/f.md" || fail "no follow column"
+grep -Eq '^\| deepcare-unroll \| ([0-9.]+ ± [0-9.]+ \| ){5}' "$tmp/f.md" || fail "no unrolled row"
+grep -Eq '^\| oracle \(trigger in admission a-2\) \| - \| - \| - \| - \| [0-9.]+ ± ' "$tmp/f.md" ||
+  fail "no oracle row"
+grep -q '"unroll": 4' "$tmp/f/deepcare-unroll/seed-1/config.json" || fail "the unrolled row is not unrolled"
 # A missing table: the run fails, its log names it, the script exits 1.
 rm "$tmp/ehr/PROCEDURES_ICD.csv"
 if tools/progression_table.sh "$tmp/bad" --data "$tmp/ehr" --seeds 1 --models deepcare \

@@ -328,7 +328,33 @@ TEST_CASE(
   CHECK(f.at("auc_macro").is_number());
   CHECK(f.at("history_auc_macro").get<double>() < f.at("oracle_auc_macro").get<double>());
 
-  // Real MIMIC folders have no rules.json: no follow_rule entry.
+  // Model selection on the validation follow-rule AUC (select_on follow_auc).
+  const Run chosen = run(cmd_train, {"--task",
+                                     "mimic-progression",
+                                     "--model",
+                                     "deepcare",
+                                     "--data",
+                                     (tmp.path / "data").string(),
+                                     "--categories",
+                                     "false",
+                                     "--select-on",
+                                     "follow_auc",
+                                     "--epochs",
+                                     "2",
+                                     "--iterations",
+                                     "0",
+                                     "--batch",
+                                     "8",
+                                     "--threads",
+                                     "1",
+                                     "--quiet",
+                                     "--out",
+                                     (tmp.path / "chosen").string()});
+  REQUIRE_MESSAGE(chosen.code == 0, chosen.error);
+  std::ifstream chosen_in(tmp.path / "chosen" / "metrics.json");
+  CHECK(nlohmann::json::parse(chosen_in).at("selected").at("metric") == "valid_follow_auc");
+
+  // Real MIMIC folders have no rules.json: no follow_rule entry, and no selection on it.
   fx::write_tables(tmp.path / "mimic", fx::make_progression_tables(24));
   const Run plain = run(
       cmd_train, {"--task", "mimic-progression", "--model", "deepcare", "--data",
@@ -337,6 +363,14 @@ TEST_CASE(
   REQUIRE_MESSAGE(plain.code == 0, plain.error);
   std::ifstream plain_in(tmp.path / "plain" / "metrics.json");
   CHECK_FALSE(nlohmann::json::parse(plain_in).contains("follow_rule"));
+  const Run no_pairs =
+      run(cmd_train, {"--task", "mimic-progression", "--model", "deepcare", "--data",
+                      (tmp.path / "mimic").string(), "--select-on", "follow_auc", "--quiet",
+                      "--out", (tmp.path / "no-pairs").string()});
+  CHECK(no_pairs.code == 2);
+  CHECK(no_pairs.error.find("select_on follow_auc needs data with follow pairs") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.path / "no-pairs"));
 
   // A rules.json that is not the generator's: exit 2 naming it.
   std::ofstream(tmp.path / "data" / "rules.json") << "{\"follow\": {\"pairs\": [{}]}}";
