@@ -113,7 +113,9 @@ for m in $models; do
   echo "| $m | $(stat "$m" .p_at_1) | $(stat "$m" .p_at_2) | $(stat "$m" .p_at_3) | $(stat "$m" .auc_micro) |${follow:+ $(stat "$m" .follow_rule.auc_macro) |} $(seed_mean "$m" cpu_seconds 1) | $(seed_mean "$m" wall_seconds) | $(paper "$m") |"
 done
 for b in history frequency; do
-  echo "| $b | $(stat "$first" ".$b.p_at_1") | $(stat "$first" ".$b.p_at_2") | $(stat "$first" ".$b.p_at_3") | $(stat "$first" ".$b.auc_micro") |${follow:+ $(stat "$first" .follow_rule.history_auc_macro) |} - | - | - | - |"
+  # The follow column: history's own AUC; frequency scores B the same at every step (AUC 50).
+  fcol=$([ "$b" = history ] && stat "$first" .follow_rule.history_auc_macro || echo "50.0 (constant)")
+  echo "| $b | $(stat "$first" ".$b.p_at_1") | $(stat "$first" ".$b.p_at_2") | $(stat "$first" ".$b.p_at_3") | $(stat "$first" ".$b.auc_micro") |${follow:+ $fcol |} - | - | - | - |"
 done
 if [ -n "$follow" ]; then
   echo "| oracle (trigger in admission a-2) | - | - | - | - | $(stat "$first" .follow_rule.oracle_auc_macro) | - | - | - | - |"
