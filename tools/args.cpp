@@ -123,6 +123,24 @@ double Args::get_double(const std::string& name, double fallback) const {
   return v;
 }
 
+std::optional<std::vector<std::string>> Args::get_list(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return std::nullopt;
+  const std::string& text = it->second;
+  std::vector<std::string> items;
+  for (size_t start = 0;;) {  // not getline: it drops a trailing empty item
+    const size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma - start));
+    if (items.back().empty())
+      throw UsageError(message("option --", name,
+                               " expects a comma-separated list without empty items, got '", text,
+                               "'"));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
 }  // namespace memgrad::cli
 
 #include "engine/threads.hpp"

@@ -26,6 +26,10 @@ class Args {
   std::optional<std::string> get(const std::string& name) const;
   long get_int(const std::string& name, long fallback) const;
   double get_double(const std::string& name, double fallback) const;
+  // A comma-separated value (`--scores a.csv,b.csv`) as its items, in order; nullopt when the
+  // option is absent. UsageError naming the option when an item is empty (an empty value, a
+  // leading, trailing or doubled comma): a stray comma is a typo, not a request for fewer items.
+  std::optional<std::vector<std::string>> get_list(const std::string& name) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

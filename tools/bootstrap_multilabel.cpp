@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <sstream>
+#include <optional>
 #include <vector>
 
 #include "engine/quote.hpp"
@@ -76,16 +76,10 @@ void check_paired(const Model& a, const Model& b) {
                      quote(x.name) + ", " + b.path + " " + std::to_string(y.records.size()));
 }
 
-std::vector<Model> read_group(const std::string& list, const std::string& split, int k) {
+std::vector<Model> read_group(const std::vector<std::string>& paths, const std::string& split,
+                              int k) {
   std::vector<Model> g;
-  if (!list.empty() && list.back() == ',')
-    throw UsageError("empty file name in the list " + quote(list));
-  std::stringstream in(list);
-  for (std::string path; std::getline(in, path, ',');) {
-    if (path.empty()) throw UsageError("empty file name in the list " + quote(list));
-    g.push_back(read_model(path, split, k));
-  }
-  if (g.empty()) throw UsageError("no file in " + quote(list));
+  for (const std::string& path : paths) g.push_back(read_model(path, split, k));
   return g;
 }
 
@@ -140,9 +134,9 @@ nlohmann::ordered_json multilabel_bootstrap(const MultiLabelBootstrapRequest& r)
   if (r.k < 1) throw UsageError("--k must be >= 1, got " + std::to_string(r.k));
   nlohmann::ordered_json out;
   try {
+    if (r.scores.empty()) throw UsageError("--scores FILE is required (see --help)");
     const std::vector<Model> a = read_group(r.scores, r.split, r.k);
-    std::vector<Model> b;
-    if (r.versus) b = read_group(*r.versus, r.split, r.k);
+    const std::vector<Model> b = read_group(r.versus, r.split, r.k);
     for (const Model& m : a) check_paired(a.front(), m);
     for (const Model& m : b) check_paired(a.front(), m);
     const LabelScoreSplit& first = a.front().split;
@@ -164,7 +158,7 @@ nlohmann::ordered_json multilabel_bootstrap(const MultiLabelBootstrapRequest& r)
     out["level"] = r.level;
     out["k"] = r.k;
     out["a"] = group_json(a, nullptr, r);
-    if (r.versus) {
+    if (!r.versus.empty()) {
       out["b"] = group_json(b, nullptr, r);
       out["difference"] = group_json(a, &b, r);
     }

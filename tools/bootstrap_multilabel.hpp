@@ -3,16 +3,16 @@
 // micro AUC and P@k, and the paired interval of A - B (tasks/multilabel_bootstrap.hpp).
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace memgrad::cli {
 
 struct MultiLabelBootstrapRequest {
-  std::string scores;                 // model A's files, comma-separated
-  std::optional<std::string> versus;  // model B's
+  std::vector<std::string> scores;  // model A's files (one or more)
+  std::vector<std::string> versus;  // model B's (none: no comparison)
   std::string split = "test";
   int resamples = 1000;
   std::uint64_t seed = 1;

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -42,7 +41,8 @@ task's metrics.json computes them; the default split is then test. Paired files 
 same notes in the same order, the same labels (codes, order) and the same gold values.
 
   --scores FILES   model A's scores; a comma-separated list (e.g. one model's seeds) makes A's
-                   metric the mean of the files' metrics, on each resample as on the data
+                   metric the mean of the files' metrics, on each resample as on the data (an
+                   empty item, as in a trailing comma, is an error)
   --versus FILES   model B's scores on the same examples (one file or a list): adds B's
                    intervals and the PAIRED bootstrap interval of A - B (each resample of the
                    examples is applied to every file). All files must hold the same record ids,
@@ -169,15 +169,12 @@ nlohmann::ordered_json group_json(const Group& g, const Group* versus, int resam
   return j;
 }
 
-Group read_group(const std::string& list, const std::string& split) {
+Group read_group(const std::vector<std::string>& paths, const std::string& split) {
   Group g;
-  std::stringstream in(list);
-  for (std::string path; std::getline(in, path, ',');) {
-    if (path.empty()) throw UsageError("empty file name in the list " + quote(list));
+  for (const std::string& path : paths) {
     g.splits.push_back(split_of(path, split));
     g.paths.push_back(path);
   }
-  if (g.paths.empty()) throw UsageError("no file in " + quote(list));
   return g;
 }
 
@@ -210,9 +207,10 @@ int cmd_metrics_bootstrap(const Words& words) {
   threads_option(args);
   if (!args.positional().empty())
     throw UsageError("unexpected argument " + quote(args.positional()[0]) + " (see --help)");
-  const auto a_path = args.get("scores");
-  if (!a_path) throw UsageError("--scores FILE is required (see --help)");
-  const bool multilabel = is_label_scores_file(a_path->substr(0, a_path->find(',')));
+  const auto a_paths = args.get_list("scores");
+  if (!a_paths) throw UsageError("--scores FILE is required (see --help)");
+  const auto b_paths = args.get_list("versus");
+  const bool multilabel = is_label_scores_file(a_paths->front());
   const std::string split = args.get("split", multilabel ? "test" : "set_b");
   const long resamples = args.get_int("resamples", 1000);
   if (resamples < 1 || resamples > 10000000)
@@ -229,13 +227,14 @@ int cmd_metrics_bootstrap(const Words& words) {
     const long k = args.get_int("k", 5);
     if (k < 1 || k > 1000000)
       throw UsageError("--k must be in [1, 1000000], got " + std::to_string(k));
-    const nlohmann::ordered_json j = multilabel_bootstrap({.scores = *a_path,
-                                                           .versus = args.get("versus"),
-                                                           .split = split,
-                                                           .resamples = int(resamples),
-                                                           .seed = uint64_t(seed),
-                                                           .level = level,
-                                                           .k = int(k)});
+    const nlohmann::ordered_json j =
+        multilabel_bootstrap({.scores = *a_paths,
+                              .versus = b_paths.value_or(std::vector<std::string>{}),
+                              .split = split,
+                              .resamples = int(resamples),
+                              .seed = uint64_t(seed),
+                              .level = level,
+                              .k = int(k)});
     if (format == "json")
       std::printf("%s\n", j.dump().c_str());
     else
@@ -245,9 +244,9 @@ int cmd_metrics_bootstrap(const Words& words) {
   if (args.has("k")) throw UsageError("--k is for multi-label score files");
   nlohmann::ordered_json out;
   try {
-    const Group a = read_group(*a_path, split);
+    const Group a = read_group(*a_paths, split);
     std::optional<Group> b;
-    if (const auto b_path = args.get("versus")) b = read_group(*b_path, split);
+    if (b_paths) b = read_group(*b_paths, split);
     const Split& first = a.splits.front();
     for (const Group* g : {&a, b ? static_cast<const Group*>(&*b) : nullptr})
       for (size_t i = 0; g && i < g->splits.size(); ++i)

@@ -9,7 +9,8 @@
 # br-dx / br-proc (binary relevance on one view, Table 3's single-view rows). Runs go to
 # OUT_DIR/ROW/seed-S (default runs/mimic-table), J at a time (default 2, each --threads 1). A run
 # whose directory has metrics.json is kept, so an interrupted table completes on a second call.
-# Each run's wall time is written to its wall_seconds; the table's is printed last.
+# Each run's wall time is written to its wall_seconds and its CPU time (user + system) to
+# cpu_seconds; the table's wall time is printed last.
 # Hyper-parameters: DMNC section 4.2 (embedding 64, hidden 64, word 64, 16 slots, 32 for the
 # view-concatenated DNC, one read head), Adam 1e-3, batch 16 (the demo has ~70 training
 # admissions), E epochs (default 60) with the epoch of best validation micro AUC kept.
@@ -17,30 +18,14 @@ set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
 out="runs/mimic-table"
-if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then out=$1; shift; fi
 data="../shared/data/mimic-iii-demo"
 seeds="1 2 3 4 5"
 jobs=2
 epochs=60
 models="dmnc-late dmnc-early dnc lstm dual-lstm wlas binary-relevance classifier-chains br-dx br-proc"
-extra=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --data) data=$2; shift 2 ;;
-    --seeds) seeds=$2; shift 2 ;;
-    --jobs) jobs=$2; shift 2 ;;
-    --models) models=$2; shift 2 ;;
-    --epochs) epochs=$2; shift 2 ;;
-    *) extra+=("$1"); shift ;;
-  esac
-done
-case "$jobs" in '' | *[!0-9]* | 0) echo "mimic_table.sh: --jobs takes a positive number, got '$jobs'" >&2; exit 2 ;; esac
-command -v jq >/dev/null || { echo "mimic_table.sh: needs jq (apt-get install jq)" >&2; exit 2; }
 # shellcheck source=tools/table_lib.sh
 . tools/table_lib.sh
-bin="${MEMGRAD_BIN:-${MEMGRAD_BUILD_DIR:-build}/memgrad}"
-[ -x "$bin" ] || tools/setup.sh >&2
-mkdir -p "$out"
+table_setup "$@"
 
 row_model() { case "$1" in br-dx | br-proc) echo binary-relevance ;; *) echo "$1" ;; esac; }
 row_flags() {
@@ -54,22 +39,7 @@ row_flags() {
   esac
 }
 
-train_one() {
-  local m=$1 s=$2 d="$out/$1/seed-$2" st took
-  if [ -f "$d/metrics.json" ]; then echo "$m seed $s: kept $d" >&2; return 0; fi
-  mkdir -p "$out/$m"
-  st=$(date +%s.%N)
-  # shellcheck disable=SC2046  # row_flags is split into words on purpose
-  if ! "$bin" train --task mimic-drugs --model "$(row_model "$m")" $(row_flags "$m") --data "$data" \
-    --split-seed "$s" --seed "$s" --threads 1 --out "$d" --overwrite --quiet \
-    ${extra[@]+"${extra[@]}"} >"$d.log" 2>&1; then
-    echo "mimic_table.sh: training $m seed $s failed; see $d.log" >&2
-    return 1
-  fi
-  took=$(awk -v a="$st" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-  echo "$took" >"$d/wall_seconds"
-  echo "$m seed $s done in $took s" >&2
-}
+train_one() { train_row mimic-drugs "$1" "$2"; }
 
 start=$(date +%s.%N)
 run_all || exit 1

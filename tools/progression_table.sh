@@ -23,30 +23,14 @@ set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
 out="runs/progression-table"
-if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then out=$1; shift; fi
 data="../shared/data/mimic-iv-demo"
 seeds="1 2 3 4 5"
 jobs=1
 epochs=30
 models="dmnc-late dmnc-late-flush dmnc-early wlas deepcare deepcare-alone"
-extra=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --data) data=$2; shift 2 ;;
-    --seeds) seeds=$2; shift 2 ;;
-    --jobs) jobs=$2; shift 2 ;;
-    --models) models=$2; shift 2 ;;
-    --epochs) epochs=$2; shift 2 ;;
-    *) extra+=("$1"); shift ;;
-  esac
-done
-case "$jobs" in '' | *[!0-9]* | 0) echo "progression_table.sh: --jobs takes a positive number, got '$jobs'" >&2; exit 2 ;; esac
-command -v jq >/dev/null || { echo "progression_table.sh: needs jq (apt-get install jq)" >&2; exit 2; }
 # shellcheck source=tools/table_lib.sh
 . tools/table_lib.sh
-bin="${MEMGRAD_BIN:-${MEMGRAD_BUILD_DIR:-build}/memgrad}"
-[ -x "$bin" ] || tools/setup.sh >&2
-mkdir -p "$out"
+table_setup "$@"
 
 row_model() {
   case "$1" in
@@ -70,23 +54,7 @@ row_flags() {
   esac
 }
 
-train_one() {
-  local m=$1 s=$2 d="$out/$1/seed-$2" st took
-  if [ -f "$d/metrics.json" ]; then echo "$m seed $s: kept $d" >&2; return 0; fi
-  mkdir -p "$out/$m"
-  st=$(date +%s.%N)
-  # shellcheck disable=SC2046  # row_flags is split into words on purpose
-  if ! /usr/bin/env time -f '%U %S' -o "$d.cpu" "$bin" train --task mimic-progression \
-    --model "$(row_model "$m")" $(row_flags "$m") --data "$data" --split-seed "$s" --seed "$s" \
-    --threads 1 --out "$d" --overwrite --quiet ${extra[@]+"${extra[@]}"} >"$d.log" 2>&1; then
-    echo "progression_table.sh: training $m seed $s failed; see $d.log" >&2
-    return 1
-  fi
-  took=$(awk -v a="$st" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-  echo "$took" >"$d/wall_seconds"
-  awk '{printf "%.1f\n", $1 + $2}' "$d.cpu" >"$d/cpu_seconds"
-  echo "$m seed $s done in $took s" >&2
-}
+train_one() { train_row mimic-progression "$1" "$2"; }
 
 start=$(date +%s.%N)
 run_all || exit 1

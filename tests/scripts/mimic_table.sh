@@ -20,6 +20,7 @@ tools/mimic_table.sh "$tmp/t" "${flags[@]}" > "$tmp/t.md" 2> "$tmp/t.err" || {
 for row in binary-relevance classifier-chains br-dx; do
   grep -Eq "^\| $row \| [0-9.]+ ± [0-9.]+ \| " "$tmp/t.md" || fail "no row $row"
   [ -f "$tmp/t/$row/seed-2/wall_seconds" ] || fail "no wall time for $row seed 2"
+  [ -f "$tmp/t/$row/seed-2/cpu_seconds" ] || fail "no CPU time for $row seed 2"
 done
 grep -q '^| binary-relevance | .* | 84.1 | 70.3 | 81.0 | 78.2 | 72.3 |$' "$tmp/t.md" || fail "no paper figures"
 grep -q '^| popularity | 50.0 ± 0.0 | ' "$tmp/t.md" || fail "no popularity row"

@@ -74,6 +74,50 @@ FigureInput hand_story() {
   return in;
 }
 
+// A long story: 14 sentences "aK moved pK" (K = 1..14; ids: moved 1, aK 2K, pK 2K + 1), 29
+// entities, more than a column of 24. Every entity is in m_0 once said; sentences 3 and 12's are
+// also in m_1, the one bank read for the answer. With `attends` the read gives a3 ps 0.6 and p12
+// 0.4, else 0.02 to each of m_1's entities (none reaches 0.05).
+FigureInput long_story(bool attends) {
+  constexpr int64_t n = 14, v = 2 * n + 2, l = 2;
+  const auto said = [](int64_t k) { return std::vector<int64_t>{2 * k, 1, 2 * k + 1}; };
+  Trace trace;
+  std::vector<double> bank(size_t(l * v), 0.0);
+  FigureInput in;
+  for (int64_t k = 1; k <= n; ++k) {
+    for (const int64_t e : said(k)) {
+      bank[size_t(e)] = 1;
+      if (k == 3 || k == 12) bank[size_t(v + e)] = 1;
+    }
+    const std::string p = "t" + std::to_string(k - 1) + "/";
+    trace.record(p + "banks", row(Shape{l, v}, bank));
+    trace.record(p + "exists", row(Shape{l - 1}, {1}));
+    trace.record(p + "strength", row(Shape{v}, std::vector<double>(size_t(v), 0.5)));
+    trace.record(p + "words", row(Shape{3}, {double(2 * k), 1, double(2 * k + 1)}));
+    trace.record(p + "edges", row(Shape{2, 2}, {double(2 * k), 1, 1, double(2 * k + 1)}));
+    in.sample.push_back(
+        {"memory " + std::to_string(k - 1) + " (time " + std::to_string(n + 1 - k) + ")",
+         "a" + std::to_string(k) + " moved p" + std::to_string(k)});
+  }
+  trace.record("end/banks", row(Shape{l, v}, bank));
+  trace.record("end/exists", row(Shape{l}, {1, 1}));
+  trace.record("bank_weights", row(Shape{l}, {0, 1}));
+  std::vector<double> attention(size_t(l * v), 0.0);
+  for (const int64_t k : {3, 12})
+    for (const int64_t e : said(k)) attention[size_t(v + e)] = 0.02;
+  if (attends) attention[size_t(v + 6)] = 0.6, attention[size_t(v + 25)] = 0.4;  // a3, p12
+  trace.record("attention", row(Shape{l, v}, attention));
+  trace.record("end/strength", row(Shape{v}, std::vector<double>(size_t(v), 0.5)));
+  in.model = "amn";
+  in.task = "babi";
+  in.source = "test sample 0";
+  in.sample.push_back({"question", "where is a3"});
+  in.sample.push_back({"answer", "p3"});
+  in.sample.push_back({"predicted", "p3 (0.50)"});
+  in.series = group_trace(trace);
+  return in;
+}
+
 size_t count(const std::string& text, const std::string& part) {
   size_t n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
@@ -111,6 +155,38 @@ TEST_CASE("amn-fig4: a graph per sentence with its path, and the banks read for 
   CHECK(svg.find(">kitchen</text>") != std::string::npos);  // ps 0.02: not printed
   CHECK(svg.find("4 / 5 = 0.80") != std::string::npos);     // m_1's 3 and m_2's 1 of 5
   CHECK(svg.find("john -&gt; moved (this sentence's path)") != std::string::npos);
+  CHECK(svg.find("long story") == std::string::npos);  // every sentence and entity drawn
+  CHECK(svg.find("not shown") == std::string::npos);
+}
+
+TEST_CASE("amn-fig4: a long story gets panels for the sentences the answer's read attended to") {
+  const std::string svg = find_figure("amn-fig4").draw(long_story(true));
+  CHECK(count(svg, "class=\"panel\"") == 3);  // sentences 3 and 12, and the answer
+  CHECK(svg.find(">after 3. a3 moved p3</text>") != std::string::npos);
+  CHECK(svg.find(">after 12. a12 moved p12</text>") != std::string::npos);
+  CHECK(svg.find(">after 14.") == std::string::npos);
+  CHECK(svg.find("A long story (14 sentences): panels only for sentences 3, 12, those that "
+                 "mention an entity the answer's read attended to (ps &gt;= 0.05)") !=
+        std::string::npos);
+  CHECK(svg.find(">... 12 sentences not shown; their edges are in every graph.</text>") !=
+        std::string::npos);
+  // Nodes: moved, a3, p3, a12, p12 of the 29 (sentence 3's panel: the three said by then).
+  CHECK(svg.find("Only 5 of the story's 29 entities have a node") != std::string::npos);
+  CHECK(count(svg, "class=\"node") == 3 + 5 + 5);
+  CHECK(count(svg, "class=\"edge\"") == 2 + 4 + 4);  // A's edges between drawn nodes only
+  CHECK(count(svg, "class=\"edge-now\"") == 2 + 2);
+  CHECK(svg.find(">a3 0.60</text>") != std::string::npos);
+}
+
+TEST_CASE("amn-fig4: a long story without attention to go by shows its last 10 sentences") {
+  const std::string svg = find_figure("amn-fig4").draw(long_story(false));
+  CHECK(count(svg, "class=\"panel\"") == 11);
+  CHECK(svg.find(">after 4.") == std::string::npos);
+  CHECK(svg.find(">after 5. a5 moved p5</text>") != std::string::npos);
+  CHECK(svg.find("panels only for the last 10 (no entity reached ps &gt;= 0.05 in the answer's "
+                 "read)") != std::string::npos);
+  CHECK(svg.find(">... 4 sentences not shown;") != std::string::npos);
+  CHECK(svg.find("Only 21 of the story's 29 entities have a node") != std::string::npos);
 }
 
 TEST_CASE("amn figures: a trace that does not match the story's lines is an error") {

@@ -187,6 +187,11 @@ TEST_CASE("metrics bootstrap on per-label files: mismatches named by file and li
   CHECK(r.code == 2);
   CHECK(r.error == a + ": no note of split 'dev' (the file has test)");
   CHECK(run(cmd_metrics, {"bootstrap", "--scores", a, "--k", "0"}).code == 2);
-  CHECK(run(cmd_metrics, {"bootstrap", "--scores", a + ","}).code == 2);
+  r = run(cmd_metrics, {"bootstrap", "--scores", a + ","});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "option --scores expects a comma-separated list without empty items"));
+  r = run(cmd_metrics, {"bootstrap", "--scores", a, "--versus", a + ",," + a});
+  CHECK(r.code == 2);
+  CHECK(contains(r.error, "option --versus expects a comma-separated list without empty items"));
   CHECK(run(cmd_metrics, {"bootstrap", "--scores", binary, "--k", "3"}).code == 2);
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tasks/example_scores.hpp"
@@ -141,6 +142,27 @@ TEST_CASE("metrics bootstrap: paired intervals with known answers, seeded") {
       metrics::paired_bootstrap_interval(labels, {kNoisy}, {kNoisy}, &metrics::average_precision);
   CHECK(same.low == 0);
   CHECK(same.high == 0);
+}
+
+TEST_CASE("metrics bootstrap: an empty item in a --scores or --versus list names the flag") {
+  TempDir tmp;
+  const std::string a = scores_file(tmp, "a.csv", kNoisy);
+  const std::string b = scores_file(tmp, "b.csv", kPerfect);
+  // A trailing comma used to be dropped silently here (std::getline gives no last empty item).
+  for (const auto& [flag, words] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"--scores", {"bootstrap", "--scores", a + ","}},
+           {"--scores", {"bootstrap", "--scores", "," + a}},
+           {"--scores", {"bootstrap", "--scores", a + ",," + b}},
+           {"--scores", {"bootstrap", "--scores", ""}},
+           {"--versus", {"bootstrap", "--scores", a, "--versus", b + ","}},
+           {"--versus", {"bootstrap", "--scores", a, "--versus", ""}}}) {
+    CAPTURE(words.back());
+    const Run r = run(cmd_metrics, words);
+    CHECK(r.code == 2);
+    CHECK(contains(r.error,
+                   "option " + flag + " expects a comma-separated list without empty items"));
+    CHECK(r.out.empty());
+  }
 }
 
 TEST_CASE("metrics bootstrap: bad files are named by file and line, exit code 2") {

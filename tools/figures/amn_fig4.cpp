@@ -5,6 +5,9 @@
 // node shaded by its relevance strength s and placed in the column of the highest bank holding
 // it, so that moves between banks show from panel to panel; a last panel marks the banks read
 // for the answer (their weight d_m, Eq. 18) and the entities examined, with the attention ps.
+// A long story (the extended task's 90 sentences and 100 entities) would give a page of panels,
+// each a graph of every entity: it gets panels only for the sentences that bear on the answer
+// and nodes only for their entities (choose_panels, choose_nodes say how and why).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -45,6 +48,9 @@ void edge_svg(std::ostringstream& out, Point a, Point b, double radius, const ch
       << tip_at.y - uy * head - ux * head * 0.45 << "\" fill=\"" << colour << "\"/></g>";
 }
 
+constexpr double kShownPs = 0.05;  // attention ps printed beside a node, and "attended to"
+constexpr int64_t kPanels = 10;    // sentence panels at most
+
 // One panel of Fig. 4: the graph as it stands after a sentence.
 struct Panel {
   std::string heading;
@@ -53,6 +59,20 @@ struct Panel {
   std::vector<std::pair<int64_t, int64_t>> edges, current;  // A so far; the sentence's path
   std::vector<double> weights, attention;  // the answer panel: d_m [L] and ps [L, V]
 };
+
+// The highest bank read for the answer (weight d_m > 0) that holds entity e, and e's attention
+// ps there; bank -1 when no bank read holds e.
+struct Examined {
+  int64_t bank = -1;
+  double ps = 0;
+};
+Examined examined_where(const Story& st, const Panel& answer, int64_t e) {
+  const int64_t v = st.vocab;
+  for (int64_t m = st.banks - 1; m >= 0; --m)
+    if (answer.weights[size_t(m)] > 0 && member(answer.banks, v, m, e))
+      return {m, answer.attention[size_t(m * v + e)]};
+  return {};
+}
 
 // Where a panel's nodes go: a column per existing bank (the highest bank holding the entity),
 // entities in order of first appearance, wrapped into sub-columns of kRows; positions relative to
@@ -127,11 +147,9 @@ void panel_svg(std::ostringstream& out, const Story& st, const Panel& p, const L
     std::string tip = name_of(st, e) + ": s = " + svg_number(s, "%.3f") + "; in m_0";
     for (int64_t m = 1; m < l; ++m)
       if (member(p.banks, v, m, e)) tip += ", " + bank_label(m);
-    int64_t in_read = -1;  // the highest bank read that holds e
-    if (answer)
-      for (int64_t m = l - 1; m >= 0 && in_read < 0; --m)
-        if (p.weights[size_t(m)] > 0 && member(p.banks, v, m, e)) in_read = m;
-    const double ps = in_read >= 0 ? p.attention[size_t(in_read * v + e)] : 0.0;
+    const Examined x = answer ? examined_where(st, p, e) : Examined{};
+    const int64_t in_read = x.bank;
+    const double ps = x.ps;
     if (in_read >= 0)
       tip += "; examined, ps = " + svg_number(ps, "%.3f") + " in " + bank_label(in_read);
     out << "<circle class=\"node" << (in_read >= 0 ? " examined" : "") << "\" cx=\"" << pt.x
@@ -139,10 +157,56 @@ void panel_svg(std::ostringstream& out, const Story& st, const Panel& p, const L
         << " stroke-width=\"" << (in_read >= 0 ? 3 : 1) << "\"><title>" << html_escape(tip)
         << "</title></circle>";
     const std::string label =
-        name_of(st, e) + (in_read >= 0 && ps >= 0.05 ? " " + svg_number(ps, "%.2f") : "");
+        name_of(st, e) + (in_read >= 0 && ps >= kShownPs ? " " + svg_number(ps, "%.2f") : "");
     svg_text(out, pt.x + 10, pt.y + 4, label, "start", " font-size=\"10\"");
   }
   out << "</g>\n";
+}
+
+// The sentences that get a panel. Up to kPanels sentences: all of them (the paper's figure). A
+// longer story: the sentences that mention an entity the answer's read attended to (ps >=
+// kShownPs), the last kPanels of them, because those are the steps that built what the answer
+// used, and a reader follows the model's reasons there rather than in the last sentences, which
+// in the extended task mostly move other actors; when no entity reached kShownPs (an untrained
+// model's flat attention), the last kPanels sentences. `by_attention` says which.
+std::vector<int64_t> choose_panels(const std::vector<std::vector<int64_t>>& said,
+                                   const std::vector<bool>& attended, bool& by_attention) {
+  const int64_t n = int64_t(said.size());
+  std::vector<int64_t> shown;
+  if (n > kPanels)
+    for (int64_t k = 0; k < n; ++k)
+      for (const int64_t e : said[size_t(k)])
+        if (attended[size_t(e)]) {
+          shown.push_back(k);
+          break;
+        }
+  by_attention = !shown.empty();
+  if (!by_attention)
+    for (int64_t k = std::max<int64_t>(0, n - kPanels); k < n; ++k) shown.push_back(k);
+  if (int64_t(shown.size()) > kPanels) shown.erase(shown.begin(), shown.end() - kPanels);
+  return shown;
+}
+
+// The entities that get a node: all of them when they fit one column of kRows; more (the
+// extended task's 100) would make every panel a wall of nodes several columns wide, so then only
+// the entities of the sentences with a panel and those the answer attended to, in order of first
+// appearance. With every sentence shown this keeps every entity, so a short story is unchanged.
+std::vector<int64_t> choose_nodes(const std::vector<int64_t>& order,
+                                  const std::vector<std::vector<int64_t>>& said,
+                                  const std::vector<int64_t>& shown, std::vector<bool> keep) {
+  if (order.size() <= size_t(kRows)) return order;
+  for (const int64_t k : shown)
+    for (const int64_t e : said[size_t(k)]) keep[size_t(e)] = true;
+  std::vector<int64_t> nodes;
+  for (const int64_t e : order)
+    if (keep[size_t(e)]) nodes.push_back(e);
+  return nodes;
+}
+
+std::string sentence_list(const std::vector<int64_t>& shown) {  // "3, 7, 12" (from 1)
+  std::string list;
+  for (const int64_t k : shown) list += (list.empty() ? "" : ", ") + std::to_string(k + 1);
+  return list;
 }
 
 std::string amn_fig4(const FigureInput& in) {
@@ -155,28 +219,48 @@ std::string amn_fig4(const FigureInput& in) {
   const int64_t l = st.banks, v = st.vocab, n = int64_t(st.step.size());
   MG_CHECK(edges.shape.rank == 2 && edges.shape[1] == 2, "figure ", fig,
            ": series 'edges' of shape ", edges.shape, ", not [pairs, 2]");
-  // Entities in order of first appearance; A's edges in the order sentences add them.
+  // Entities in order of first appearance, each sentence's entities; A's edges in the order
+  // sentences add them.
   std::vector<int64_t> order;
+  std::vector<std::vector<int64_t>> said(static_cast<size_t>(n));
   std::vector<std::vector<std::pair<int64_t, int64_t>>> path(static_cast<size_t>(n));
   const TraceSeries& words = in.get(fig, "words");
   for (int64_t k = 0; k < n; ++k) {
     const int64_t step = st.step[size_t(k)];
-    for (const double id : at_step(words, step, fig))
-      if (id > 0 && std::find(order.begin(), order.end(), int64_t(id)) == order.end())
+    for (const double id : at_step(words, step, fig)) {
+      if (id <= 0) continue;
+      said[size_t(k)].push_back(int64_t(id));
+      if (std::find(order.begin(), order.end(), int64_t(id)) == order.end())
         order.push_back(int64_t(id));
+    }
     const std::vector<double>& pairs = at_step(edges, step, fig);
     for (size_t i = 0; i + 1 < pairs.size(); i += 2)
       if (pairs[i] > 0) path[size_t(k)].emplace_back(int64_t(pairs[i]), int64_t(pairs[i + 1]));
   }
-  // Every sentence gets a panel up to kPanels; a longer story the last kPanels sentences'.
-  constexpr int64_t kPanels = 10;
-  const int64_t first = std::max<int64_t>(0, n - kPanels);
+  Panel answer;
+  answer.heading = "for the answer: the banks read (Eq. 18) and the entities examined";
+  answer.banks = in.get(fig, "end/banks").values.front();
+  answer.exists = in.get(fig, "end/exists").values.front();
+  answer.exists_all = true;
+  answer.strength = in.get(fig, "end/strength").values.front();
+  answer.weights = in.get(fig, "bank_weights").values.front();
+  answer.attention = in.get(fig, "attention").values.front();
+  MG_CHECK(int64_t(answer.banks.size()) == l * v && int64_t(answer.weights.size()) == l &&
+               int64_t(answer.attention.size()) == l * v,
+           "figure ", fig, ": the end's series do not hold ", l, " banks of ", v, " entities");
+  std::vector<bool> attended(size_t(v), false);
+  for (int64_t e = 1; e < v; ++e)
+    attended[size_t(e)] = examined_where(st, answer, e).ps >= kShownPs;
+  bool by_attention = false;
+  const std::vector<int64_t> shown = choose_panels(said, attended, by_attention);
+  const std::vector<int64_t> nodes = choose_nodes(order, said, shown, attended);
+
   std::vector<Panel> panels;
   std::vector<std::pair<int64_t, int64_t>> graph;
   for (int64_t k = 0; k < n; ++k) {
     for (const auto& e : path[size_t(k)])
       if (std::find(graph.begin(), graph.end(), e) == graph.end()) graph.push_back(e);
-    if (k < first) continue;
+    if (std::find(shown.begin(), shown.end(), k) == shown.end()) continue;
     const int64_t step = st.step[size_t(k)];
     Panel p;
     std::string text = st.text[size_t(k)];
@@ -189,18 +273,7 @@ std::string amn_fig4(const FigureInput& in) {
     p.current = path[size_t(k)];
     panels.push_back(std::move(p));
   }
-  Panel answer;
-  answer.heading = "for the answer: the banks read (Eq. 18) and the entities examined";
-  answer.banks = in.get(fig, "end/banks").values.front();
-  answer.exists = in.get(fig, "end/exists").values.front();
-  answer.exists_all = true;
-  answer.strength = in.get(fig, "end/strength").values.front();
-  answer.weights = in.get(fig, "bank_weights").values.front();
-  answer.attention = in.get(fig, "attention").values.front();
   answer.edges = graph;
-  MG_CHECK(int64_t(answer.banks.size()) == l * v && int64_t(answer.weights.size()) == l &&
-               int64_t(answer.attention.size()) == l * v,
-           "figure ", fig, ": the end's series do not hold ", l, " banks of ", v, " entities");
 
   int64_t seen = 0, examined = 0;
   for (int64_t e = 1; e < v; ++e) {
@@ -213,16 +286,35 @@ std::string amn_fig4(const FigureInput& in) {
       "banks read for the answer (" +
       in.model + ", " + in.source + ")";
   std::vector<std::string> notes = babi_outcome(in);
-  if (first > 0)
-    notes.push_back("Sentences 1-" + std::to_string(first) +
-                    " have no panel; their edges are in every graph.");
+  const int64_t hidden = n - int64_t(shown.size());
+  const std::string ps_min = svg_number(kShownPs, "%.2f");
+  if (hidden > 0) {
+    const std::string story =
+        "A long story (" + std::to_string(n) + " sentences): panels only for ";
+    notes.push_back(by_attention
+                        ? story + "sentences " + sentence_list(shown) +
+                              ", those that mention an entity the answer's read attended "
+                              "to (ps >= " +
+                              ps_min + "), the last " + std::to_string(kPanels) + " at most."
+                        : story + "the last " + std::to_string(kPanels) +
+                              " (no entity reached ps >= " + ps_min + " in the answer's read).");
+    notes.push_back("... " + std::to_string(hidden) +
+                    " sentences not shown; their edges are in every graph.");
+  }
+  if (nodes.size() < order.size())
+    notes.push_back("Only " + std::to_string(nodes.size()) + " of the story's " +
+                    std::to_string(order.size()) +
+                    " entities have a node: those the panels' sentences mention or the answer "
+                    "attended to; edges only between them.");
   notes.push_back(
       "Nodes: entities, shaded by their relevance strength s (white 0, blue 1), in "
       "the column of the highest bank holding them. Grey arrows: A; orange: the "
       "sentence's own path (Pi_prop's emphasis).");
   notes.push_back(
       "Last panel: yellow columns are the banks read (their weight d_m); thick "
-      "outline: an entity examined, with its attention ps when >= 0.05. Entities "
+      "outline: an entity examined, with its attention ps when >= " +
+      ps_min +
+      ". Entities "
       "examined (summed over the banks read) / entities in the story: " +
       std::to_string(examined) + " / " + std::to_string(seen) + " = " +
       svg_number(seen ? double(examined) / double(seen) : 0.0, "%.2f") + ".");
@@ -232,7 +324,7 @@ std::string amn_fig4(const FigureInput& in) {
   std::ostringstream body;
   int x = 10, y = 34, row_h = 0, width = 0;
   const auto place = [&](const Panel& p, bool is_answer) {
-    const Layout lay = layout_panel(st, p, order);
+    const Layout lay = layout_panel(st, p, nodes);
     if (x > 10 && (is_answer || x + lay.width > kWrap)) x = 10, y += row_h + kGap, row_h = 0;
     panel_svg(body, st, p, lay, x, y, is_answer);
     row_h = std::max(row_h, lay.height);
