@@ -12,13 +12,15 @@
 # carried and trained through 4 admissions per update (--unroll 4: the loss backpropagates across
 # admissions). On data with follow pairs (`memgrad ehr-gen --follow-pairs K`, read with
 # --categories false) the table has a column for the follow rule's AUC (metrics.json's
-# follow_rule.auc_macro), and the oracle's is printed under it. Runs go to OUT_DIR/ROW/seed-S (default runs/progression-table),
-# J at a time (default 1, each --threads 1). A run whose directory has metrics.json is kept, so an
-# interrupted table completes on a second call. Each run's wall time is written to its
-# wall_seconds and its CPU time (user + system) to cpu_seconds; the table's wall time is printed
-# last. Hyper-parameters: DMNC section 4.3 (embedding 20, hidden 64, word 32, 32 slots, one read
-# head), Adam 1e-3 (deepcare 1e-2), batch 8 patients (the demos have 9-32 training patients with
-# two admissions or more), E epochs (default 30) with the epoch of best validation micro AUC kept.
+# follow_rule.auc_macro), and the oracle's is printed under it. Runs go to OUT_DIR/ROW/seed-S
+# (default runs/progression-table), J at a time (default 1, each --threads 1). A run whose
+# directory has metrics.json is kept, so an interrupted table completes on a second call. Each
+# run's wall time is written to its wall_seconds and its CPU time (user + system) to
+# cpu_seconds; the table's wall time is printed last. Hyper-parameters: DMNC section 4.3
+# (embedding 20, hidden 64, word 32, 32 slots, one read head), Adam 1e-3 (deepcare 1e-2), batch 8
+# patients (the demos have 9-32 training patients with two admissions or more), E epochs (default
+# 30) with the epoch of best validation micro AUC kept (or of the follow rule's AUC: extra flag
+# --select-on follow_auc).
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
