@@ -27,6 +27,7 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/mimic-iii-demo"},
 
 constexpr uint64_t kOrderSalt = 0x9e7a'0019'0000'0002ULL;
 constexpr int kTopK[] = {1, 2, 5};
+constexpr int64_t kCaseTop = 5;  // the paper's Table 4 lists each model's top 5 drugs
 
 int64_t whole(const nlohmann::json& s, const char* key, int64_t lo, int64_t hi) {
   const nlohmann::json& v = s.at(key);
@@ -193,46 +194,64 @@ class MimicDrugsTask : public Task {
     MG_CHECK(index >= 0 && index < test_examples(), "mimic-drugs: test admission ", index,
              " out of range (", test_examples(), " admissions)");
     fill_range(data_.test, index, 1, dtype, batch);
+    shown_ = index;
   }
-  // Codes are shown with their titles from D_ICD_DIAGNOSES / D_ICD_PROCEDURES when data_dir has
-  // them (read at the first call).
+  // The admission as the paper's Table 4 shows it, one line per code and drug so that a figure
+  // (tools/figures/dmnc.cpp) can name each: "diagnosis k" / "procedure k" is "CODE (TITLE)" with
+  // the title from D_ICD_DIAGNOSES / D_ICD_PROCEDURES when data_dir has them (else the bare code,
+  // the "diagnoses" / "procedures" line saying so); drugs are "NAME (CODE)", the name being
+  // PRESCRIPTIONS' DRUG on most of the code's rows; "top k" is "PROBABILITY  DRUG[  (true)]".
+  // A code that no training admission has (the model reads token 1 for it) is "<unseen>", or,
+  // when the batch is the last test_example(), that admission's code followed by
+  // " [unseen in training]". The dictionaries and names are read at the first call.
   Lines describe_example(const Batch& batch, const Tensor& predictions) const override {
-    if (!titles_read_) {
-      titles_[0] = mimic::read_titles(data_.ehr.data_dir, data_.ehr.layout, "D_ICD_DIAGNOSES");
-      titles_[1] = mimic::read_titles(data_.ehr.data_dir, data_.ehr.layout, "D_ICD_PROCEDURES");
-      titles_read_ = true;
-    }
+    read_names();
     const int64_t v = data_.labels();
     MG_CHECK(batch.size == 1 && predictions.rank() == 2 && predictions.dim(1) == v,
              "mimic-drugs: predictions of shape ", predictions.shape(), " for a batch of ",
              batch.size, " with ", v, " drugs");
+    Lines lines;
+    const mimic::Admission* admission = shown_admission(batch);
     auto view = [&](const char* name, bool dx) {
       const Tensor& x = batch.get(name);
       const Tensor& mask = batch.get(std::string(name) + "_mask");
-      std::string out;
+      const std::vector<std::string>& ehr_codes = dx ? data_.ehr.dx_codes : data_.ehr.proc_codes;
+      const auto& titles = dx ? titles_[0] : titles_[1];
+      const char* table = dx ? "D_ICD_DIAGNOSES" : "D_ICD_PROCEDURES";
+      Lines codes;
       for (int64_t i = 0; i < x.dim(1); ++i)
         if (mask.at(i) != 0) {
           const int32_t t = int32_t(x.at(i));
-          const std::string code = dx ? data_.dx_name(t) : data_.proc_name(t);
-          const auto& titles = dx ? titles_[0] : titles_[1];
+          const bool unseen = t == 1 && admission;
+          std::string code =
+              unseen ? ehr_codes[size_t((dx ? admission->dx : admission->proc)[codes.size()])]
+              : dx   ? data_.dx_name(t)
+                     : data_.proc_name(t);
           const auto it = titles.find(code);
-          if (!out.empty()) out += "; ";
-          out += code;
-          if (it != titles.end()) {
-            out += " (";
-            out += it->second;
-            out += ')';
-          }
+          if (it != titles.end()) code += " (" + it->second + ")";
+          if (unseen) code += " [unseen in training]";
+          codes.emplace_back(
+              std::string(dx ? "diagnosis " : "procedure ") + std::to_string(codes.size() + 1),
+              std::move(code));
         }
-      return out;
+      lines.emplace_back(dx ? "diagnoses" : "procedures",
+                         std::to_string(codes.size()) + (codes.size() == 1 ? " code" : " codes") +
+                             " in SEQ_NUM order, " +
+                             (titles.empty() ? std::string("shown bare (no ") + table +
+                                                   " table in " + data_.ehr.data_dir + ")"
+                                             : std::string("titles from ") + table));
+      lines.insert(lines.end(), codes.begin(), codes.end());
     };
+    view("x1", true);
+    view("x2", false);
     const Tensor& labels = batch.get("labels");
     std::vector<double> scores = predictions.to_vector();
     std::string truth, top;
     int64_t count = 0;
     for (int64_t j = 0; j < v; ++j)
       if (labels.at(j) != 0) {
-        append_word(truth, drug(j));
+        if (!truth.empty()) truth += "; ";
+        truth += drug_named(j);
         ++count;
       }
     int64_t hits = 0;
@@ -242,11 +261,18 @@ class MimicDrugsTask : public Task {
       append_word(top, drug(j));
       if (hit) top += '*';
     }
-    return {{"diagnoses", view("x1", true)},
-            {"procedures", view("x2", false)},
-            {"drugs", truth},
-            {"predicted top-|Y|", top + "   (* = true)"},
-            {"correct", std::to_string(hits) + " of " + std::to_string(count)}};
+    lines.emplace_back("drugs", truth);
+    lines.emplace_back("predicted top-|Y|", top + "   (* = true)");
+    lines.emplace_back("correct", std::to_string(hits) + " of " + std::to_string(count));
+    const std::vector<int> best = metrics::top_k(scores, int(std::min<int64_t>(kCaseTop, v)));
+    for (size_t r = 0; r < best.size(); ++r) {
+      char p[16];
+      std::snprintf(p, sizeof p, "%.3f", sigmoid(scores[size_t(best[r])]));
+      lines.emplace_back("top " + std::to_string(r + 1),
+                         std::string(p) + "  " + drug_named(best[r]) +
+                             (labels.at(best[r]) != 0 ? "  (true)" : ""));
+    }
+    return lines;
   }
 
  private:
@@ -257,6 +283,47 @@ class MimicDrugsTask : public Task {
 
   std::string drug(int64_t label) const {
     return data_.ehr.drug_codes[size_t(data_.drug_vocab[size_t(label)])];
+  }
+  // "Docusate Sodium (DOCU100L)" as the paper's Table 4; the code alone when it has no name (or
+  // is the name: --drug-column drug).
+  std::string drug_named(int64_t label) const {
+    const std::string code = drug(label);
+    const auto it = drug_names_.find(code);
+    return it == drug_names_.end() || it->second == code ? code : it->second + " (" + code + ")";
+  }
+
+  // The admission of the last test_example() when `batch` holds its tokens, else nullptr.
+  const mimic::Admission* shown_admission(const Batch& batch) const {
+    if (shown_ < 0 || shown_ >= int64_t(data_.test.size())) return nullptr;
+    const mimic::DrugSample& s = data_.test[size_t(shown_)];
+    auto same = [&](const char* name, const std::vector<int32_t>& tokens) {
+      const Tensor& x = batch.get(name);
+      const Tensor& mask = batch.get(std::string(name) + "_mask");
+      size_t n = 0;
+      for (int64_t i = 0; i < x.dim(1); ++i)
+        if (mask.at(i) != 0 && (n >= tokens.size() || int32_t(x.at(i)) != tokens[n++]))
+          return false;
+      return n == tokens.size();
+    };
+    const mimic::Admission& a = data_.ehr.admissions[size_t(s.admission)];
+    const bool codes_match = a.dx.size() == s.dx.size() && a.proc.size() == s.proc.size();
+    return codes_match && same("x1", s.dx) && same("x2", s.proc) ? &a : nullptr;
+  }
+
+  // The code dictionaries and the label drugs' names, read once for describe_example.
+  void read_names() const {
+    if (names_read_) return;
+    titles_[0] = mimic::read_titles(data_.ehr.data_dir, data_.ehr.layout, "D_ICD_DIAGNOSES");
+    titles_[1] = mimic::read_titles(data_.ehr.data_dir, data_.ehr.layout, "D_ICD_PROCEDURES");
+    std::string column = settings_.at("drug_column").get<std::string>();
+    for (char& c : column) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (column != "drug") {
+      std::vector<std::string> codes;
+      for (int64_t j = 0; j < data_.labels(); ++j) codes.push_back(drug(j));
+      drug_names_ =
+          mimic::read_drug_names(data_.ehr.data_dir, data_.ehr.layout, column, "drug", codes);
+    }
+    names_read_ = true;
   }
 
   void fill_range(const std::vector<mimic::DrugSample>& split, int64_t start, int64_t count,
@@ -350,8 +417,10 @@ class MimicDrugsTask : public Task {
   nlohmann::json settings_;
   mimic::DrugData data_;
   uint64_t seed_ = 1;
-  mutable std::unordered_map<std::string, std::string> titles_[2];  // code -> title
-  mutable bool titles_read_ = false;
+  mutable std::unordered_map<std::string, std::string> titles_[2];   // code -> title
+  mutable std::unordered_map<std::string, std::string> drug_names_;  // label drug code -> name
+  mutable bool names_read_ = false;
+  int64_t shown_ = -1;              // the last test_example()'s index
   std::vector<int64_t> all_train_;  // 0 .. training admissions - 1
   EpochOrder order_;
 };

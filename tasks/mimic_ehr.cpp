@@ -279,6 +279,36 @@ std::unordered_map<std::string, std::string> read_titles(const std::string& dir,
   return titles;
 }
 
+std::unordered_map<std::string, std::string> read_drug_names(
+    const std::string& data_dir, Layout layout, const std::string& code_column,
+    const std::string& name_column, const std::vector<std::string>& codes) {
+  // Per code, its names with their row counts in order of first appearance.
+  std::unordered_map<std::string, std::vector<std::pair<std::string, int64_t>>> counts;
+  for (const std::string& c : codes) counts[c];
+  CsvReader csv(table_path(data_dir, layout, "PRESCRIPTIONS"));
+  const size_t code = csv.column(code_column), name = csv.column(name_column);
+  while (csv.next()) {
+    const auto it = counts.find(csv.field(code));
+    if (it == counts.end() || csv.field(name).empty()) continue;
+    auto& names = it->second;
+    auto seen = std::find_if(names.begin(), names.end(),
+                             [&](const auto& n) { return n.first == csv.field(name); });
+    if (seen == names.end())
+      names.emplace_back(csv.field(name), 1);
+    else
+      ++seen->second;
+  }
+  std::unordered_map<std::string, std::string> out;
+  for (const auto& [c, names] : counts) {
+    const auto most =
+        std::max_element(names.begin(), names.end(), [](const auto& a, const auto& b) {
+          return a.second < b.second;  // the first of equal counts wins
+        });
+    if (most != names.end()) out[c] = most->first;
+  }
+  return out;
+}
+
 Ehr load(const LoadOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   Ehr ehr;

@@ -90,6 +90,17 @@ Ehr load(const LoadOptions& options);
 std::unordered_map<std::string, std::string> read_titles(const std::string& data_dir, Layout layout,
                                                          const std::string& table);
 
+// The names of drug codes, for reading (the paper's Table 4 writes "Docusate Sodium (DOCU100L)"):
+// for each code of `codes` as PRESCRIPTIONS' column `code_column` writes it (FORMULARY_DRUG_CD),
+// the value of column `name_column` (DRUG) on most of its rows (ties: the first seen). A code
+// without a named row is absent; only the codes asked for are counted, whatever the table's size.
+// An Error for a missing table or column.
+std::unordered_map<std::string, std::string> read_drug_names(const std::string& data_dir,
+                                                             Layout layout,
+                                                             const std::string& code_column,
+                                                             const std::string& name_column,
+                                                             const std::vector<std::string>& codes);
+
 // "YYYY-MM-DD HH:MM:SS" (or "YYYY-MM-DD") as seconds from 1970-01-01 (proleptic Gregorian; the
 // shifted MIMIC years 2100-2200 included); false when `text` is not such a time.
 bool parse_time(const std::string& text, int64_t& seconds);

@@ -31,7 +31,8 @@ const char* kHelp =
     "list's order; they take no --sample.\n\n"
     "  --list          the figures: name, paper, the models and tasks each is drawn for\n"
     "  --sample N      test sample N of the run's task (default 0; sum2seq numbers its test\n"
-    "                  sets in test_lmax order, babi its test questions in file order)\n"
+    "                  sets in test_lmax order, babi its test questions in file order,\n"
+    "                  mimic-drugs its test admissions as `memgrad inspect` does)\n"
     "  --data DIR      the data folder of a task that reads one (default: the run's)\n"
     "  --threads N     TBB threads";
 

@@ -106,6 +106,20 @@ else
   echo "render_pages.sh: no CodiEsp data in $shared: the GRNN figure is not drawn"
 fi
 
+if [ -d "$shared/mimic-iii-demo" ]; then
+  # The DMNC figures on MIMIC-III (the paper's own data): a tiny dmnc-early, one epoch; Figs. 3-4
+  # with the codes' titles and the page with the paper's Table 4.
+  "$bin" train --task mimic-drugs --model dmnc-early --data "$shared/mimic-iii-demo" --epochs 1 \
+    --batch 16 "${tiny[@]:0:8}" --out "$tmp/mimic" --quiet > /dev/null 2> "$tmp/mimic.err" ||
+    { cat "$tmp/mimic.err"; fail "training dmnc-early on mimic-drugs failed"; }
+  "$bin" figure dmnc-fig3 --checkpoint "$tmp/mimic" --out "$tmp/mimic-fig3.svg" >/dev/null 2>&1
+  "$bin" figure dmnc-fig4 --checkpoint "$tmp/mimic" --out "$tmp/mimic-fig4.html" >/dev/null 2>&1
+  grep -q "Case study (the paper's Table 4)" "$tmp/mimic-fig4.html" || fail "no Table 4 on the page"
+  pages+=("$tmp/mimic-fig3.svg" "$tmp/mimic-fig4.html")
+else
+  echo "render_pages.sh: no MIMIC-III demo in $shared: the DMNC figures on mimic-drugs are not drawn"
+fi
+
 # The knowledge-base memory networks on CodiEsp (one epoch of a tiny C-MemNN): C-MemNN Fig. 3 from
 # the run's log and the addressing weights per hop of test note 0.
 codiesp="$shared/codiesp"

@@ -97,6 +97,32 @@ TEST_CASE("csv: bad input names the file and line") {
   CHECK(error_of([&] { (void)ok.column("zz"); }) == p + ":1: no column 'zz' (columns: a, b)");
 }
 
+TEST_CASE("mimic: drug names are the DRUG on most of a formulary code's rows, first of a tie") {
+  TempDir tmp;
+  fx::Tables t = fx::make_tables(2);
+  // NACL: "NaCl 0.9%" on each of the 3 admissions' rows; two more rows say "Sodium chloride",
+  // so the fixture's name still wins 3 to 2. KCL: one row each of two names, the first wins.
+  // A row without a name is skipped; a code not asked for is not counted.
+  for (const char* row :
+       {"90,100,1000,\"Sodium chloride\",\"NACL\",\"IV\"\n",
+        "91,100,1000,\"Sodium chloride\",\"NACL\",\"IV\"\n",
+        "92,100,1000,\"KCl 20 mEq\",\"KCL\",\"PO\"\n",
+        "93,100,1000,\"Potassium chloride\",\"KCL\",\"PO\"\n", "94,100,1000,,\"EMPTY\",\"PO\"\n"})
+    t.prescriptions += row;
+  fx::write_tables(tmp.path, t, /*gz=*/true);
+  const auto names =
+      mimic::read_drug_names(tmp.path.string(), mimic::Layout::mimic3, "formulary_drug_cd", "drug",
+                             {"NACL", "KCL", "EMPTY", "NOPE"});
+  CHECK(names.size() == 2);
+  CHECK(names.at("NACL") == "NaCl 0.9%");
+  CHECK(names.at("KCL") == "KCl 20 mEq");
+  CHECK_FALSE(names.contains("EMPTY"));
+  CHECK_FALSE(names.contains("D40"));
+  CHECK_THROWS_WITH_AS(
+      mimic::read_drug_names(tmp.path.string(), mimic::Layout::mimic3, "ndc", "drug", {"NACL"}),
+      doctest::Contains("no column 'ndc'"), Error);
+}
+
 TEST_CASE("mimic: MIMIC-III tables: SEQ_NUM order, patients by admission time, drug sets") {
   TempDir tmp;
   for (bool gz : {false, true}) {

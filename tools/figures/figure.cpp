@@ -89,11 +89,16 @@ std::string figure_page(const FigureInfo& info, const FigureInput& input, const 
       << "</title>\n<style>body{font-family:sans-serif;margin:2em}td{padding:0 1em 0 0}"
          ".note{color:#666;font-size:.85em}</style></head><body>\n<h1>"
       << html_escape(title) << "</h1>\n<div class=\"note\">" << html_escape(info.summary)
-      << "</div>\n<table>\n";
-  for (const auto& [key, value] : input.sample)
-    out << "<tr><td><b>" << html_escape(key) << "</b></td><td>" << html_escape(value)
-        << "</td></tr>\n";
-  out << "</table>\n" << svg << "</body></html>\n";
+      << "</div>\n";
+  const std::string body = info.page_body ? info.page_body(input) : std::string();
+  if (body.empty()) {
+    out << "<table>\n";
+    for (const auto& [key, value] : input.sample)
+      out << "<tr><td><b>" << html_escape(key) << "</b></td><td>" << html_escape(value)
+          << "</td></tr>\n";
+    out << "</table>\n";
+  }
+  out << body << svg << "</body></html>\n";
   return out.str();
 }
 

@@ -49,6 +49,9 @@ struct FigureInfo {
   // NAME --checkpoint DIR[,DIR...]`, e.g. a validation score per epoch, one line per run):
   // never drawn on inspect pages.
   std::function<std::string(const std::vector<RunLog>&)> draw_runs;
+  // Optional: the part of the figure's page (FILE.html) above the figure, in place of the table of
+  // the sample's lines; "" keeps that table (the DMNC figures on mimic-drugs: the paper's Table 4).
+  std::function<std::string(const FigureInput&)> page_body;
   // Drawn on `memgrad inspect --html` pages (false where the page draws it already).
   bool on_inspect_page = true;
 };

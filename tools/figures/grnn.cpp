@@ -25,10 +25,6 @@ std::vector<int64_t> indices(const std::string& text) {
   return out;
 }
 
-std::string shortened(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
-}
-
 std::string draw(const FigureInput& in) {
   const bool grounded = in.find("g") != nullptr;
   const TraceSeries& series = in.get(kName, grounded ? "g" : "p");
@@ -70,7 +66,7 @@ std::string draw(const FigureInput& in) {
   map.hi = 1;
   map.scale_title = grounded ? "g_t (-1: absent, +1: present)" : "sigmoid(P h_t + b)";
   for (const auto& [label, name] : rows) {
-    map.row_labels.push_back(shortened(name, 90));
+    map.row_labels.push_back(svg_shortened(name, 90));
     std::vector<double> row;
     for (const auto& step : series.values) {
       MG_CHECK(label >= 0 && label < int64_t(step.size()), "figure ", kName, ": label index ",

@@ -69,16 +69,43 @@ std::string svg_number(double v, const char* format) {
   return buf;
 }
 
+std::string svg_shortened(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+namespace {
+
+// Bar i's label and detail, bold label then detail, reading upwards from below the axis at
+// (x, y) down to y + its length.
+void rotated_label(std::ostringstream& out, double x, double y, const std::string& label,
+                   const std::string& detail) {
+  out << "<text x=\"" << x << "\" y=\"" << y << "\" text-anchor=\"end\" transform=\"rotate(-90 "
+      << x << " " << y << ")\"><tspan font-weight=\"bold\">" << html_escape(label) << "</tspan>";
+  if (!detail.empty()) out << "  " << html_escape(svg_shortened(detail, kBarDetailChars));
+  out << "</text>";
+}
+
+}  // namespace
+
 std::string bar_chart_svg(const BarChart& c) {
   MG_CHECK(c.x_labels.size() == c.values.size(), "figure '", c.title, "': ", c.x_labels.size(),
            " labels for ", c.values.size(), " bars");
+  const bool rotated = !c.x_details.empty();
+  MG_CHECK(!rotated || c.x_details.size() == c.values.size(), "figure '", c.title,
+           "': ", c.x_details.size(), " label details for ", c.values.size(), " bars");
   MG_CHECK(c.y_max > c.y_min, "figure '", c.title, "': empty y range");
   const int left = 64, top = 40, plot_h = 200, bar = 34;
   const int n = int(c.values.size());
   const int plot_w = std::max(bar * n, 200);
+  int labels_h = 0;  // below the axis: the labels (rotated: the longest one's length)
+  if (rotated)
+    for (int i = 0; i < n; ++i)
+      labels_h = std::max(labels_h,
+                          svg_text_width(c.x_labels[size_t(i)] + "  " +
+                                         svg_shortened(c.x_details[size_t(i)], kBarDetailChars)));
   int width = left + plot_w + 20;
   for (const std::string& s : c.notes) width = std::max(width, svg_text_width(s) + 20);
-  const int height = top + plot_h + 56 + 16 * int(c.notes.size());
+  const int height = top + plot_h + labels_h + 56 + 16 * int(c.notes.size());
   std::ostringstream out;
   svg_open(out, std::max(width, svg_title_width(c.title)), height);
   svg_text(out, 10, 20, c.title, "start", " font-weight=\"bold\"");
@@ -97,16 +124,22 @@ std::string bar_chart_svg(const BarChart& c) {
   for (int i = 0; i < n; ++i) {
     const double v = c.values[size_t(i)];
     const double x = left + bar * i + 4, y = y_of(v);
+    const std::string& label = c.x_labels[size_t(i)];
+    const std::string tip =
+        rotated && !c.x_details[size_t(i)].empty() ? label + " " + c.x_details[size_t(i)] : label;
     out << "<rect class=\"bar\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << bar - 8
-        << "\" height=\"" << top + plot_h - y << "\" fill=\"#3a6fd8\"><title>"
-        << html_escape(c.x_labels[size_t(i)]) << ": " << svg_number(v, "%.4f") << "</title></rect>";
+        << "\" height=\"" << top + plot_h - y << "\" fill=\"#3a6fd8\"><title>" << html_escape(tip)
+        << ": " << svg_number(v, "%.4f") << "</title></rect>";
     svg_text(out, x + (bar - 8) / 2.0, y - 3, svg_number(v, "%.2f"), "middle", " font-size=\"9\"");
-    svg_text(out, x + (bar - 8) / 2.0, top + plot_h + 15, c.x_labels[size_t(i)], "middle");
+    if (rotated)
+      rotated_label(out, x + (bar - 8) / 2.0 + 4, top + plot_h + 8, label, c.x_details[size_t(i)]);
+    else
+      svg_text(out, x + (bar - 8) / 2.0, top + plot_h + 15, label, "middle");
   }
-  svg_text(out, left + plot_w / 2.0, top + plot_h + 34, c.x_title, "middle");
+  svg_text(out, left + plot_w / 2.0, top + plot_h + labels_h + 34, c.x_title, "middle");
   svg_text(out, 14, top + plot_h / 2.0, c.y_title, "middle",
            (" transform=\"rotate(-90 14 " + std::to_string(top + plot_h / 2) + ")\"").c_str());
-  svg_notes(out, 10, top + plot_h + 54, c.notes);
+  svg_notes(out, 10, top + plot_h + labels_h + 54, c.notes);
   out << "\n</svg>\n";
   return out.str();
 }

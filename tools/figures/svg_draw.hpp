@@ -9,6 +9,9 @@
 
 namespace memgrad::cli {
 
+// `s` cut to n characters, ending "..." when cut.
+std::string svg_shortened(const std::string& s, size_t n);
+
 // printf-formats one number ("%.2f").
 std::string svg_number(double v, const char* format);
 
@@ -23,16 +26,23 @@ void svg_text(std::ostringstream& out, double x, double y, const std::string& s,
 std::string svg_blue(double v);  // white (0) to dark blue (1), the MemN2N paper's shading
 void svg_notes(std::ostringstream& out, int x, int y, const std::vector<std::string>& notes);
 
+constexpr size_t kBarDetailChars = 40;
+
 struct BarChart {
   std::string title;                  // above the plot
   std::vector<std::string> x_labels;  // one per bar, under it
-  std::vector<double> values;         // bar heights, on [y_min, y_max]
-  std::string x_title, y_title;       // axis titles
+  // Optional, one per bar (a code's title; "" for none): when given, each bar's label and detail
+  // are written together, the label in bold, rotated to read upwards under the bar, the detail
+  // shortened to kBarDetailChars (the bar's tooltip has it whole), so that dozens of long labels
+  // stay readable side by side.
+  std::vector<std::string> x_details;
+  std::vector<double> values;    // bar heights, on [y_min, y_max]
+  std::string x_title, y_title;  // axis titles
   double y_min = 0, y_max = 1;
   std::vector<std::string> notes;  // lines under the plot
 };
-// Bars with their values printed on top, the y axis ticked at 5 even steps. An Error when labels
-// and values differ in number.
+// Bars with their values printed on top, the y axis ticked at 5 even steps. An Error when labels,
+// details (when given) and values differ in number.
 std::string bar_chart_svg(const BarChart& chart);
 
 struct WeightTable {

@@ -1,0 +1,153 @@
+// The DMNC paper's Figs. 3-4 and Table 4 on a mimic-drugs run (`memgrad figure dmnc-fig3|4`): a
+// tiny DMNC trained on small MIMIC-III tables written here, whose D_ICD_DIAGNOSES names some of
+// the diagnosis codes and which has no D_ICD_PROCEDURES. One bar per code of the admission, in
+// SEQ_NUM order, labelled by the code and its title where the dictionary has one; the page holds
+// the case study; bad input is exit 2 without a file.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "tests/tasks/mimic_fixture.hpp"
+#include "tests/tools/cli_run.hpp"
+
+using namespace memgrad;
+using namespace memgrad::test;
+using memgrad::cli::cmd_figure;
+using memgrad::cli::cmd_inspect;
+using memgrad::cli::cmd_train;
+namespace fs = std::filesystem;
+namespace fx = memgrad::test::mimic_fixture;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+Run train(const std::string& task, const std::string& model, const fs::path& data,
+          const fs::path& out) {
+  return run(cmd_train, {"--task",         task, "--model",  model,   "--data",      data.string(),
+                         "--embedding",    "8",  "--hidden", "8",     "--word-size", "4",
+                         "--memory-slots", "4",  "--epochs", "1",     "--batch",     "4",
+                         "--threads",      "1",  "--quiet",  "--out", out.string()});
+}
+
+// The values of inspect's lines "  <prefix> k: value", in order.
+std::vector<std::string> listed(const std::string& inspect_out, const std::string& prefix) {
+  std::vector<std::string> out;
+  const std::regex line("^  " + prefix + " [0-9]+: (.*)$");
+  std::istringstream in(inspect_out);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (std::regex_match(l, m, line)) out.push_back(m[1]);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("dmnc-fig3/fig4 on mimic-drugs: a bar per code, named from D_ICD_DIAGNOSES; Table 4") {
+  TempDir tmp;
+  const fs::path data = tmp.path / "data";
+  fx::write_tables(data, fx::make_tables(36));
+  // Titles for the third diagnosis of every admission (412-414), none for the first two.
+  fx::write(data / "D_ICD_DIAGNOSES.csv",
+            "\"ROW_ID\",\"ICD9_CODE\",\"SHORT_TITLE\",\"LONG_TITLE\"\n"
+            "1,\"412\",\"Old myocardial infarct\",\"Old myocardial infarction\"\n"
+            "2,\"413\",\"Angina, other (dummy)\",\"Other angina\"\n"
+            "3,\"414\",\"Coronary athero NEC\",\"Other coronary atherosclerosis\"\n");
+  for (const char* model : {"dmnc-late", "dmnc-early"}) {
+    CAPTURE(model);
+    const fs::path ck = tmp.path / model;
+    const Run trained = train("mimic-drugs", model, data, ck);
+    REQUIRE_MESSAGE(trained.code == 0, trained.error);
+    const Run shown = run(cmd_inspect, {"--checkpoint", ck.string(), "--sample", "1"});
+    REQUIRE_MESSAGE(shown.code == 0, shown.error);
+    const std::vector<std::string> dx = listed(shown.out, "diagnosis");
+    const std::vector<std::string> proc = listed(shown.out, "procedure");
+    REQUIRE(dx.size() == 3);  // the fixture's three diagnoses, SEQ_NUM order
+    REQUIRE(proc.size() == 1);
+    CHECK(std::regex_match(dx[2], std::regex("41[234] \\(.+\\)")));
+    CHECK(std::regex_match(dx[0], std::regex("4[0-4]")));
+
+    const fs::path fig3 = tmp.path / (std::string(model) + "-fig3.svg");
+    Run r = run(cmd_figure, {"dmnc-fig3", "--checkpoint", ck.string(), "--sample", "1", "--out",
+                             fig3.string()});
+    REQUIRE_MESSAGE(r.code == 0, r.error);
+    std::string svg = read(fig3);
+    CHECK(count(svg, "class=\"bar\"") == dx.size());
+    CHECK(svg.find("M1's write gate g^w_t over the admission's diagnoses") != std::string::npos);
+    // Each bar's code in bold, its title after it when the dictionary has one, in SEQ_NUM order.
+    size_t at = 0;
+    for (const std::string& code : dx) {
+      const std::string bare = code.substr(0, code.find(' '));
+      std::string label = "<tspan font-weight=\"bold\">" + bare + "</tspan>";
+      if (bare != code) label += "  " + code.substr(bare.size() + 2, code.size() - bare.size() - 3);
+      label += "</text>";
+      const size_t found = svg.find(label, at);
+      CHECK_MESSAGE(found != std::string::npos, "no label ", label);
+      if (found != std::string::npos) at = found;
+    }
+    CHECK(svg.find("titles from D_ICD_DIAGNOSES") != std::string::npos);
+
+    const fs::path fig4 = tmp.path / (std::string(model) + "-fig4.html");
+    r = run(cmd_figure,
+            {"dmnc-fig4", "--checkpoint", ck.string(), "--sample", "1", "--out", fig4.string()});
+    REQUIRE_MESSAGE(r.code == 0, r.error);
+    const std::string page = read(fig4);
+    CHECK(count(page, "class=\"bar\"") == 1);
+    CHECK(page.find("<tspan font-weight=\"bold\">" + proc[0] + "</tspan></text>") !=
+          std::string::npos);
+    CHECK(page.find("shown bare (no D_ICD_PROCEDURES table in " + data.string() + ")") !=
+          std::string::npos);
+    // The case study: titled diagnoses as the paper writes them, drugs named from PRESCRIPTIONS'
+    // DRUG column, the top 5 with probabilities, true ones in bold.
+    CHECK(page.find("Case study (the paper's Table 4)") != std::string::npos);
+    const std::string titled = dx[2].substr(5, dx[2].size() - 6) + " (" + dx[2].substr(0, 3) + ")";
+    CHECK(page.find("<li>" + titled + "</li>") != std::string::npos);
+    CHECK(page.find("NaCl 0.9% (NACL)") != std::string::npos);
+    CHECK(count(page, "p = 0.") + count(page, "p = 1.") == 5);
+    const size_t hits = count(page, "<li class=\"true\">");
+    CHECK(hits == count(page, "&#10003; true"));
+    CHECK(hits >= 1);  // NACL, in every admission, is the most frequent drug
+  }
+
+  // Bad input: a sample out of range, a run of another model, a run of another task; no file.
+  const fs::path out = tmp.path / "x.svg";
+  Run r = run(cmd_figure, {"dmnc-fig3", "--checkpoint", (tmp.path / "dmnc-late").string(),
+                           "--sample", "99", "--out", out.string()});
+  CHECK(r.code == 2);
+  CHECK(r.error.find("--sample 99 out of range: the task has ") != std::string::npos);
+  const Run lstm =
+      run(cmd_train, {"--task", "mimic-drugs", "--model", "lstm", "--data", data.string(),
+                      "--embedding", "8", "--hidden", "8", "--epochs", "1", "--batch", "4",
+                      "--threads", "1", "--quiet", "--out", (tmp.path / "lstm").string()});
+  REQUIRE_MESSAGE(lstm.code == 0, lstm.error);
+  r = run(cmd_figure,
+          {"dmnc-fig4", "--checkpoint", (tmp.path / "lstm").string(), "--out", out.string()});
+  CHECK(r.code == 2);
+  CHECK(r.error.find("is lstm on mimic-drugs") != std::string::npos);
+  fx::write_tables(tmp.path / "progression", fx::make_progression_tables(24));
+  REQUIRE(
+      train("mimic-progression", "dmnc-late", tmp.path / "progression", tmp.path / "prog").code ==
+      0);
+  r = run(cmd_figure,
+          {"dmnc-fig3", "--checkpoint", (tmp.path / "prog").string(), "--out", out.string()});
+  CHECK(r.code == 2);
+  CHECK(r.error ==
+        "figure dmnc-fig3 is drawn for model dmnc-late, dmnc-early on task sum2seq, mimic-drugs; " +
+            (tmp.path / "prog").string() + " is dmnc-late on mimic-progression");
+  CHECK_FALSE(fs::exists(out));
+}
