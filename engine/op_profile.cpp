@@ -11,6 +11,12 @@ void OpProfile::add_forward(const OpDef* op, double ms) {
   e.forward_ms += ms;
 }
 
+void OpProfile::add_value_bytes(const OpDef* op, double bytes) {
+  Entry& e = by_op_[op];
+  e.op = op;
+  e.value_bytes += bytes;
+}
+
 void OpProfile::add_backward(const OpDef* op, double ms) {
   Entry& e = by_op_[op];
   e.op = op;

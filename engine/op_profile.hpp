@@ -5,7 +5,9 @@
 // Forward time of a node is measured from its record() to the next node's record(): an op records
 // its node first and then computes the value, so that interval is the op's own work plus whatever
 // model code runs before the next op (slicing arguments, building the next call). Backward time is
-// each node's backward function, timed alone.
+// each node's backward function, timed alone. Value bytes are the bytes of the values an op's nodes
+// take in the tape's arena (views take none): what the step's forward values are made of, the
+// largest part of the arena's high water.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -25,9 +27,11 @@ class OpProfile {
     int64_t backward_count = 0;  // backward functions run
     double forward_ms = 0.0;
     double backward_ms = 0.0;
+    double value_bytes = 0.0;
   };
 
   void add_forward(const OpDef* op, double ms);
+  void add_value_bytes(const OpDef* op, double bytes);
   void add_backward(const OpDef* op, double ms);
   void clear() { by_op_.clear(); }
   // Every op seen, most expensive (forward + backward) first.

@@ -145,6 +145,7 @@ Var Tape::record(const OpDef& op, const Shape& shape, DType dtype, std::span<con
   if (!slot.defined() && spare_[size_t(id)].defined()) slot = std::move(spare_[size_t(id)]);
   slot.bind_to_arena(arena_, shape, dtype);
   bound_[size_t(id)] |= kValueBound;
+  if (profile_) profile_->add_value_bytes(&op, double(slot.bytes()));
   return Var{this, id};
 }
 

@@ -411,22 +411,27 @@ nlohmann::json profile_json(const std::vector<OpProfile::Entry>& entries, int64_
     rows.push_back({{"op", e.op->name},
                     {"nodes_per_step", double(e.forward_count) / n},
                     {"forward_ms", e.forward_ms / n},
-                    {"backward_ms", e.backward_ms / n}});
+                    {"backward_ms", e.backward_ms / n},
+                    {"value_mib", e.value_bytes / n / (1024.0 * 1024.0)}});
   return rows;
 }
 
 void print_profile(const nlohmann::json& rows, double step_ms) {
-  std::printf("\n  op profile, per step (the timer itself adds to these):\n");
-  std::printf("  %-22s %8s %10s %10s %7s\n", "op", "nodes", "fwd ms", "bwd ms", "% step");
-  double fwd = 0, bwd = 0;
+  std::printf(
+      "\n  op profile, per step (the timer itself adds to these; values: MiB of the\n"
+      "  forward values its nodes take in the tape's arena, views none):\n");
+  std::printf("  %-22s %8s %10s %10s %7s %10s\n", "op", "nodes", "fwd ms", "bwd ms", "% step",
+              "values MiB");
+  double fwd = 0, bwd = 0, mib = 0;
   for (const auto& r : rows) {
-    const double f = r["forward_ms"], b = r["backward_ms"];
+    const double f = r["forward_ms"], b = r["backward_ms"], v = r["value_mib"];
     fwd += f;
     bwd += b;
-    std::printf("  %-22s %8.0f %10.3f %10.3f %6.1f%%\n", r["op"].get<std::string>().c_str(),
-                double(r["nodes_per_step"]), f, b, 100.0 * (f + b) / step_ms);
+    mib += v;
+    std::printf("  %-22s %8.0f %10.3f %10.3f %6.1f%% %10.2f\n", r["op"].get<std::string>().c_str(),
+                double(r["nodes_per_step"]), f, b, 100.0 * (f + b) / step_ms, v);
   }
-  std::printf("  %-22s %8s %10.3f %10.3f\n", "total", "", fwd, bwd);
+  std::printf("  %-22s %8s %10.3f %10.3f %7s %10.2f\n", "total", "", fwd, bwd, "", mib);
 }
 
 // --steps N and --warmup N, strictly: "5x" or "1e3" is a typo, not 5 or 1. The bound keeps the

@@ -417,6 +417,10 @@ TEST_CASE("the op profile counts each op's nodes and backward runs, and stops wh
   CHECK(mul_e.backward_count == 4);
   CHECK(add_e.forward_count == 2);
   CHECK(add_e.backward_count == 2);
+  // Value bytes: two profiled steps, each with two [3] float64 muls and one add (the arena's
+  // buffers are what the values take, not their rounded size).
+  CHECK(mul_e.value_bytes == 4 * 3 * 8.0);
+  CHECK(add_e.value_bytes == 2 * 3 * 8.0);
   for (const OpProfile::Entry& e : rows) CHECK((e.forward_ms >= 0 && e.backward_ms >= 0));
   for (size_t i = 1; i < rows.size(); ++i)
     CHECK(rows[i - 1].forward_ms + rows[i - 1].backward_ms >=

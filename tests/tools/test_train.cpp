@@ -146,6 +146,8 @@ TEST_CASE("bench --json has the issue's fields, and --profile a row per op") {
   bool has_lstm = false;
   for (const auto& row : j["profile"]) {
     CHECK(row["nodes_per_step"].get<double>() > 0);
+    CHECK(row["value_mib"].get<double>() >= 0);
+    if (row["op"] == "lstm_cell") CHECK(row["value_mib"].get<double>() > 0);
     profiled += row["forward_ms"].get<double>() + row["backward_ms"].get<double>();
     has_lstm = has_lstm || row["op"] == "lstm_cell";
   }
