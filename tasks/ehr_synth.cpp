@@ -360,21 +360,40 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
   return s;
 }
 
-std::vector<FollowPair> read_follow_pairs(const std::string& dir) {
+namespace {
+
+// `read` applied to the rules.json of `dir` (nothing when there is none); a parse or shape error
+// names the file.
+template <class T, class Read>
+std::vector<T> read_rules(const std::string& dir, Read read) {
   const fs::path path = fs::path(dir) / "rules.json";
   std::ifstream in(path);
   if (!in) return {};
-  nlohmann::json rules;
-  std::vector<FollowPair> pairs;
+  std::vector<T> out;
   try {
-    rules = nlohmann::json::parse(in);
-    if (!rules.contains("follow")) return {};
-    for (const nlohmann::json& p : rules.at("follow").at("pairs"))
-      pairs.push_back({p.at("trigger").get<std::string>(), p.at("follows").get<std::string>()});
+    read(nlohmann::json::parse(in), out);
   } catch (const nlohmann::json::exception& e) {
     fail(path.string(), ": not the rules.json of `memgrad ehr-gen` (", e.what(), ")");
   }
-  return pairs;
+  return out;
+}
+
+}  // namespace
+
+std::vector<FollowPair> read_follow_pairs(const std::string& dir) {
+  return read_rules<FollowPair>(dir, [](const nlohmann::json& rules, std::vector<FollowPair>& out) {
+    if (!rules.contains("follow")) return;
+    for (const nlohmann::json& p : rules.at("follow").at("pairs"))
+      out.push_back({p.at("trigger").get<std::string>(), p.at("follows").get<std::string>()});
+  });
+}
+
+std::vector<DrugRuleType> read_drug_rules(const std::string& dir) {
+  return read_rules<DrugRuleType>(
+      dir, [](const nlohmann::json& rules, std::vector<DrugRuleType>& out) {
+        for (const nlohmann::json& d : rules.at("drugs"))
+          out.push_back({d.at("drug").get<std::string>(), d.at("type").get<std::string>()});
+      });
 }
 
 }  // namespace memgrad::ehr_synth

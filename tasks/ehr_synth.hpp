@@ -81,4 +81,12 @@ struct FollowPair {
 };
 std::vector<FollowPair> read_follow_pairs(const std::string& dir);
 
+// Each rule drug's code and rule type ("dx", "proc", "and", "priority", "history", "base") of the
+// data set in `dir`, from its rules.json ("drugs"); none when the file is absent. An Error naming
+// the file when it is there but malformed.
+struct DrugRuleType {
+  std::string drug, type;
+};
+std::vector<DrugRuleType> read_drug_rules(const std::string& dir);
+
 }  // namespace memgrad::ehr_synth

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
 #include "engine/error.hpp"
+#include "tasks/ehr_synth.hpp"
 #include "tasks/epoch_order.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/mimic_drugs.hpp"
@@ -106,6 +108,8 @@ class MimicDrugsTask : public Task {
       fail("mimic-drugs: bad setting type (", e.what(), ")");
     }
     data_ = mimic::make_drug_data(o);
+    for (const ehr_synth::DrugRuleType& r : ehr_synth::read_drug_rules(o.load.data_dir))
+      rule_types_[r.drug] = r.type;
     report_load();
   }
 
@@ -147,7 +151,12 @@ class MimicDrugsTask : public Task {
   nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
     const Scored s = score(predict, data_.test, batch_size, dtype);
     nlohmann::json m = drug_metrics(s.labels, s.probs);
-    m["popularity"] = drug_metrics(s.labels, popularity(s.labels.size()));
+    const metrics::ScoreMatrix pop = popularity(s.labels.size());
+    m["popularity"] = drug_metrics(s.labels, pop);
+    if (!rule_types_.empty()) {  // ehr-gen data: the drugs of each planted rule type
+      m["rule_auc_macro"] = by_rule_type(s.labels, s.probs);
+      m["popularity"]["rule_auc_macro"] = by_rule_type(s.labels, pop);
+    }
     m["data"] = data_summary();
     m["definition"] =
         "test admissions (split by patient, split_seed); auc_macro: AUC-ROC per drug averaged "
@@ -156,7 +165,10 @@ class MimicDrugsTask : public Task {
         "admission has its |Y| highest-scored drugs' (the DMNC authors' rule), over the f1_labels "
         "drugs true or predicted somewhere; f1_micro_p05 / f1_macro_p05: F1 at probability 0.5; "
         "p_at_k: share of the k highest-scored drugs that are true, averaged "
-        "over admissions; popularity: every admission scored by the drugs' training frequency";
+        "over admissions; popularity: every admission scored by the drugs' training frequency; "
+        "rule_auc_macro (data of memgrad ehr-gen): auc_macro over the label drugs of each rule "
+        "type of its rules.json (dx, proc, and: both views, priority, history: earlier "
+        "admissions, base: no inputs)";
     return m;
   }
 
@@ -175,6 +187,18 @@ class MimicDrugsTask : public Task {
     };
     row("model", m);
     row("popularity", m.at("popularity"));
+    if (m.contains("rule_auc_macro")) {
+      out << "  AUC-macro by rule type (model / popularity):";
+      for (const auto& [type, auc] : m.at("rule_auc_macro").items()) {
+        std::snprintf(line, sizeof line, " %s %.4f / %.4f", type.c_str(),
+                      auc.is_number() ? auc.get<double>() : NAN,
+                      m.at("popularity").at("rule_auc_macro").at(type).is_number()
+                          ? m.at("popularity").at("rule_auc_macro").at(type).get<double>()
+                          : NAN);
+        out << line;
+      }
+      out << "\n";
+    }
     if (m.contains("selected"))
       out << "  parameters of epoch " << m["selected"].value("epoch", 0) << " (best "
           << m["selected"].value("metric", "") << " " << m["selected"].value("value", 0.0) << ")\n";
@@ -280,6 +304,27 @@ class MimicDrugsTask : public Task {
     metrics::LabelMatrix labels;
     metrics::ScoreMatrix probs;
   };
+
+  // Macro AUC-ROC over the label drugs of each rule type (rule_types_), null for a type none of
+  // whose drugs has both a positive and a negative among the rows.
+  nlohmann::json by_rule_type(const metrics::LabelMatrix& labels,
+                              const metrics::ScoreMatrix& p) const {
+    std::map<std::string, std::pair<double, int64_t>> sums;  // type -> (sum of AUCs, drugs)
+    std::vector<int> y(labels.size());
+    std::vector<double> score(labels.size());
+    for (int64_t j = 0; j < data_.labels(); ++j) {
+      const auto type = rule_types_.find(drug(j));
+      if (type == rule_types_.end()) continue;
+      for (size_t i = 0; i < labels.size(); ++i)
+        y[i] = labels[i][size_t(j)], score[i] = p[i][size_t(j)];
+      auto& [sum, n] = sums[type->second];
+      if (const std::optional<double> auc = metrics::auc_roc(y, score)) sum += *auc, ++n;
+    }
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [type, sn] : sums)
+      out[type] = sn.second > 0 ? nlohmann::json(sn.first / double(sn.second)) : nlohmann::json();
+    return out;
+  }
 
   std::string drug(int64_t label) const {
     return data_.ehr.drug_codes[size_t(data_.drug_vocab[size_t(label)])];
@@ -417,6 +462,7 @@ class MimicDrugsTask : public Task {
   nlohmann::json settings_;
   mimic::DrugData data_;
   uint64_t seed_ = 1;
+  std::unordered_map<std::string, std::string> rule_types_;  // ehr-gen data: drug code -> rule type
   mutable std::unordered_map<std::string, std::string> titles_[2];   // code -> title
   mutable std::unordered_map<std::string, std::string> drug_names_;  // label drug code -> name
   mutable bool names_read_ = false;
