@@ -201,4 +201,49 @@ void largest_batch(const DrugData& data, int64_t size, DType dtype, Batch& batch
   batch.size = size;
 }
 
+std::vector<std::vector<int64_t>> samples_by_patient(const DrugData& data,
+                                                     const std::vector<DrugSample>& split) {
+  std::vector<std::vector<int64_t>> patients;
+  int64_t subject = -1;
+  for (size_t i = 0; i < split.size(); ++i) {
+    const int64_t s = data.ehr.admissions[size_t(split[i].admission)].subject;
+    if (patients.empty() || s != subject) patients.emplace_back();
+    patients.back().push_back(int64_t(i));
+    subject = s;
+  }
+  return patients;
+}
+
+void fill_patient_step(const DrugData& data, const std::vector<DrugSample>& split,
+                       const std::vector<std::vector<int64_t>>& patients,
+                       std::span<const int64_t> rows, int64_t k, int64_t batch, DType dtype,
+                       Batch& out) {
+  MG_CHECK(int64_t(rows.size()) <= batch, "mimic-drugs: ", rows.size(), " patients for ", batch,
+           " rows");
+  auto item = [&](size_t r) -> const DrugSample* {
+    const std::vector<int64_t>& p = patients[size_t(rows[r])];
+    return k < int64_t(p.size()) ? &split[size_t(p[size_t(k)])] : nullptr;
+  };
+  int64_t l1 = 1, l2 = 1;
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (const DrugSample* s = item(r)) {
+      l1 = std::max(l1, int64_t(s->dx.size()));
+      l2 = std::max(l2, int64_t(s->proc.size()));
+    }
+  const int64_t v = data.labels();
+  const Fields f = make_fields(batch, l1, l2, v, dtype, out);
+  Tensor& scored = out.field("labels_mask", Shape{batch}, dtype);
+  Tensor& start = out.field("patient_start", Shape{batch}, dtype);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (k == 0) start.set(int64_t(r), 1);
+    const DrugSample* s = item(r);
+    if (!s) continue;
+    put_view(f.x1, f.m1, int64_t(r), s->dx);
+    put_view(f.x2, f.m2, int64_t(r), s->proc);
+    for (int32_t label : s->labels) f.labels.set(int64_t(r) * v + label, 1);
+    scored.set(int64_t(r), 1);
+  }
+  out.size = batch;
+}
+
 }  // namespace memgrad::mimic

@@ -89,4 +89,18 @@ void fill_batch(const DrugData& data, const std::vector<DrugSample>& split,
 // on: no batch is larger in any field or in the work a model does on it.
 void largest_batch(const DrugData& data, int64_t size, DType dtype, Batch& batch);
 
+// Patient rows (the task's setting patient_rows, for a model that carries memory across a
+// patient's admissions): the samples of `split` per patient, in time order (make_drug_data keeps
+// a patient's samples together, oldest first), and how many each has.
+std::vector<std::vector<int64_t>> samples_by_patient(const DrugData& data,
+                                                     const std::vector<DrugSample>& split);
+// Item k of the patients `rows` (indices into `patients`) as a batch of `batch` rows, row r
+// patient rows[r]: fill_batch's fields plus labels_mask [B] (1 where the row has an item k) and
+// patient_start [B] (1 on k = 0); rows without an item k (a shorter patient, or past the group)
+// have empty views and labels_mask 0. Every field zero-filled first.
+void fill_patient_step(const DrugData& data, const std::vector<DrugSample>& split,
+                       const std::vector<std::vector<int64_t>>& patients,
+                       std::span<const int64_t> rows, int64_t k, int64_t batch, DType dtype,
+                       Batch& out);
+
 }  // namespace memgrad::mimic

@@ -4,6 +4,7 @@
 // with AUC (macro and micro), F1 and P@1/2/5, next to the drug-popularity baseline on the same
 // split; model selection keeps the epoch of best validation micro AUC.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include "tasks/epoch_order.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/mimic_drugs.hpp"
+#include "tasks/patient_lockstep.hpp"
 #include "tasks/task.hpp"
 
 namespace memgrad {
@@ -25,6 +27,7 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/mimic-iii-demo"},
                                   {"drug_column", "formulary_drug_cd"},
                                   {"top_drugs", 300},
                                   {"split_seed", 1},
+                                  {"patient_rows", false},
                                   {"seed", 1}};
 
 constexpr uint64_t kOrderSalt = 0x9e7a'0019'0000'0002ULL;
@@ -104,10 +107,16 @@ class MimicDrugsTask : public Task {
       o.top_drugs = whole(settings_, "top_drugs", 1, 1000000);
       o.split_seed = uint64_t(whole(settings_, "split_seed", 0, INT64_MAX));
       seed_ = uint64_t(whole(settings_, "seed", 0, INT64_MAX));
+      patient_rows_ = settings_.at("patient_rows").get<bool>();
     } catch (const nlohmann::json::exception& e) {
       fail("mimic-drugs: bad setting type (", e.what(), ")");
     }
     data_ = mimic::make_drug_data(o);
+    const std::vector<mimic::DrugSample>* splits[3] = {&data_.train, &data_.valid, &data_.test};
+    for (int s = 0; s < 3 && patient_rows_; ++s) {
+      by_patient_[size_t(s)] = mimic::samples_by_patient(data_, *splits[s]);
+      for (const auto& p : by_patient_[size_t(s)]) lengths_[size_t(s)].push_back(int64_t(p.size()));
+    }
     for (const ehr_synth::DrugRuleType& r : ehr_synth::read_drug_rules(o.load.data_dir))
       rule_types_[r.drug] = r.type;
     report_load();
@@ -121,11 +130,23 @@ class MimicDrugsTask : public Task {
             {"output_vocab", data_.labels()},
             {"output", "set"}};
   }
+  // patient_rows: batch rows are patients, stepped admission by admission (PatientLockstep), so
+  // that a model's persistent memory carries a patient's earlier admissions (the synthetic EHR's
+  // history drugs need them); else rows are admissions.
+  bool rows_are_patients() const override { return patient_rows_; }
   int64_t steps_per_epoch(int64_t batch_size) const override {
+    if (patient_rows_)
+      return lockstep_.steps_per_epoch(lengths_[0], std::max<int64_t>(1, batch_size));
     return std::max<int64_t>(1, int64_t(data_.train.size()) / std::max<int64_t>(1, batch_size));
   }
   // Epoch e visits the training admissions in a permutation drawn from (seed, e) (EpochOrder).
   void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
+    if (patient_rows_) {
+      const auto [rows, k] =
+          lockstep_.train_step(lengths_[0], seed_ ^ kOrderSalt, step, batch_size);
+      return mimic::fill_patient_step(data_, data_.train, by_patient_[0], rows, k, batch_size,
+                                      dtype, batch);
+    }
     MG_CHECK(batch_size >= 1 && batch_size <= int64_t(data_.train.size()),
              "mimic-drugs: batch size must be in [1, ", data_.train.size(),
              "] (the training admissions), got ", batch_size);
@@ -140,11 +161,27 @@ class MimicDrugsTask : public Task {
   }
   void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) override {
     mimic::largest_batch(data_, batch_size, dtype, batch);
+    if (!patient_rows_) return;
+    Tensor& scored = batch.field("labels_mask", Shape{batch_size}, dtype);  // every row scored,
+    for (int64_t r = 0; r < batch_size; ++r) scored.set(r, 1);  // continuing its patient
+    batch.field("patient_start", Shape{batch_size}, dtype);
   }
   int64_t validation_batches(int64_t batch_size) const override {
+    if (patient_rows_)
+      return PatientLockstep::total_steps(PatientLockstep::eval_groups(lengths_[1], batch_size));
     return (int64_t(data_.valid.size()) + batch_size - 1) / batch_size;
   }
   void validation_batch(int64_t index, int64_t batch_size, DType dtype, Batch& batch) override {
+    if (patient_rows_) {
+      for (const PatientLockstep::Group& g :
+           PatientLockstep::eval_groups(lengths_[1], batch_size)) {
+        if (index < g.steps)
+          return mimic::fill_patient_step(data_, data_.valid, by_patient_[1], g.rows, index,
+                                          batch_size, dtype, batch);
+        index -= g.steps;
+      }
+      fail("mimic-drugs: validation batch out of range");
+    }
     fill_range(data_.valid, index * batch_size, batch_size, dtype, batch);
   }
 
@@ -381,33 +418,52 @@ class MimicDrugsTask : public Task {
     mimic::fill_batch(data_, split, which, dtype, batch);
   }
 
+  // The model's probabilities on every admission of `split` (patient_rows: stepped patient by
+  // patient in lock-step groups, so that a persistent memory sees each patient's history; the
+  // rows of admissions only, in the groups' order).
   Scored score(const Predictor& predict, const std::vector<mimic::DrugSample>& split,
                int64_t batch_size, DType dtype) const {
     Scored s;
-    const int64_t v = data_.labels();
     Batch batch;
+    if (patient_rows_) {
+      const int which = &split == &data_.train ? 0 : &split == &data_.valid ? 1 : 2;
+      for (const PatientLockstep::Group& g :
+           PatientLockstep::eval_groups(lengths_[size_t(which)], batch_size))
+        for (int64_t k = 0; k < g.steps; ++k) {
+          mimic::fill_patient_step(data_, split, by_patient_[size_t(which)], g.rows, k, batch_size,
+                                   dtype, batch);
+          add_scores(s, batch, predict(batch));
+        }
+      return s;
+    }
     for (int64_t start = 0; start < int64_t(split.size()); start += batch_size) {
       fill_range(split, start, batch_size, dtype, batch);
-      const Tensor scores = predict(batch);
-      MG_CHECK(scores.rank() == 2 && scores.dim(0) == batch.size && scores.dim(1) == v,
-               "mimic-drugs: predictions of shape ", scores.shape(), " for ", batch.size,
-               " admissions and ", v, " drugs (a model with output \"set\")");
-      const Tensor& labels = batch.get("labels");
-      for (int64_t b = 0; b < batch.size; ++b) {
-        std::vector<int> y(static_cast<size_t>(v));
-        std::vector<double> p(static_cast<size_t>(v));
-        for (int64_t j = 0; j < v; ++j) {
-          y[size_t(j)] = labels.at(b * v + j) != 0;
-          const double logit = scores.at(b * v + j);
-          MG_CHECK(std::isfinite(logit), "mimic-drugs: the model's score for drug ", drug(j),
-                   " is not finite (", logit, ")");
-          p[size_t(j)] = sigmoid(logit);
-        }
-        s.labels.push_back(std::move(y));
-        s.probs.push_back(std::move(p));
-      }
+      add_scores(s, batch, predict(batch));
     }
     return s;
+  }
+  // The rows of `batch` that hold an admission (labels_mask, when present), with their labels.
+  void add_scores(Scored& s, const Batch& batch, const Tensor& scores) const {
+    const int64_t v = data_.labels();
+    MG_CHECK(scores.rank() == 2 && scores.dim(0) == batch.size && scores.dim(1) == v,
+             "mimic-drugs: predictions of shape ", scores.shape(), " for ", batch.size,
+             " admissions and ", v, " drugs (a model with output \"set\")");
+    const Tensor& labels = batch.get("labels");
+    const Tensor* scored = batch.has("labels_mask") ? &batch.get("labels_mask") : nullptr;
+    for (int64_t b = 0; b < batch.size; ++b) {
+      if (scored && scored->at(b) == 0) continue;  // a row without an admission at this step
+      std::vector<int> y(static_cast<size_t>(v));
+      std::vector<double> p(static_cast<size_t>(v));
+      for (int64_t j = 0; j < v; ++j) {
+        y[size_t(j)] = labels.at(b * v + j) != 0;
+        const double logit = scores.at(b * v + j);
+        MG_CHECK(std::isfinite(logit), "mimic-drugs: the model's score for drug ", drug(j),
+                 " is not finite (", logit, ")");
+        p[size_t(j)] = sigmoid(logit);
+      }
+      s.labels.push_back(std::move(y));
+      s.probs.push_back(std::move(p));
+    }
   }
 
   // Every admission scored by each drug's share of the training admissions that have it.
@@ -463,6 +519,12 @@ class MimicDrugsTask : public Task {
   mimic::DrugData data_;
   uint64_t seed_ = 1;
   std::unordered_map<std::string, std::string> rule_types_;  // ehr-gen data: drug code -> rule type
+  // patient_rows: per split (train, valid, test) each patient's samples in time order, and their
+  // counts; the training epochs' lock-step order.
+  bool patient_rows_ = false;
+  std::array<std::vector<std::vector<int64_t>>, 3> by_patient_;
+  std::array<std::vector<int64_t>, 3> lengths_;
+  mutable PatientLockstep lockstep_;
   mutable std::unordered_map<std::string, std::string> titles_[2];   // code -> title
   mutable std::unordered_map<std::string, std::string> drug_names_;  // label drug code -> name
   mutable bool names_read_ = false;

@@ -151,21 +151,6 @@ ProgressionData make_progression_data(const ProgressionOptions& o) {
   return d;
 }
 
-std::vector<StepGroup> make_groups(const std::vector<ProgressionPatient>& split,
-                                   std::span<const int64_t> order, int64_t batch) {
-  MG_CHECK(batch >= 1, "mimic-progression: batch size must be at least 1, got ", batch);
-  std::vector<StepGroup> groups;
-  for (size_t i = 0; i < order.size(); i += size_t(batch)) {
-    StepGroup g;
-    for (size_t j = i; j < std::min(order.size(), i + size_t(batch)); ++j) {
-      g.rows.push_back(order[j]);
-      g.steps = std::max(g.steps, int64_t(split[size_t(order[j])].steps.size()));
-    }
-    groups.push_back(std::move(g));
-  }
-  return groups;
-}
-
 namespace {
 
 struct Fields {

@@ -90,15 +90,6 @@ std::string icd_category(const std::string& token);
 // top_dx < 0, and when a split would be empty (fewer than 3 eligible patients).
 ProgressionData make_progression_data(const ProgressionOptions& options);
 
-// Patients of a split grouped for lock-step batches: `order` (indices into the split) chunked into
-// groups of `batch` rows; a group has as many steps as its longest patient.
-struct StepGroup {
-  std::vector<int64_t> rows;  // patient indices, at most `batch`
-  int64_t steps = 0;
-};
-std::vector<StepGroup> make_groups(const std::vector<ProgressionPatient>& split,
-                                   std::span<const int64_t> order, int64_t batch);
-
 // Step `k` of the group of patients `rows` (indices into `split`) as a batch of `batch` rows
 // (rows past the group's patients, and patients with fewer steps, masked). Every field zero-filled
 // first; no allocation once the batch has its fields.

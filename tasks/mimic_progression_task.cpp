@@ -6,6 +6,7 @@
 // the patient's history" and "frequency on train". Model selection keeps the epoch of best
 // validation micro AUC.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "tasks/ehr_synth.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/mimic_progression.hpp"
+#include "tasks/patient_lockstep.hpp"
 #include "tasks/task.hpp"
 
 namespace memgrad {
@@ -73,6 +75,11 @@ class MimicProgressionTask : public Task {
       fail("mimic-progression: bad setting type (", e.what(), ")");
     }
     data_ = mimic::make_progression_data(o);
+    const std::vector<mimic::ProgressionPatient>* splits[3] = {&data_.train, &data_.valid,
+                                                               &data_.test};
+    for (size_t s = 0; s < 3; ++s)
+      for (const mimic::ProgressionPatient& p : *splits[s])
+        lengths_[s].push_back(int64_t(p.steps.size()));
     follow_ = follow_labels(ehr_synth::read_follow_pairs(o.load.data_dir));
     MG_CHECK(!select_on_follow_ || !follow_.empty(),
              "mimic-progression: select_on follow_auc needs data with follow pairs (`memgrad "
@@ -91,33 +98,14 @@ class MimicProgressionTask : public Task {
   }
   bool rows_are_patients() const override { return true; }
 
-  // An epoch: the training patients in a permutation of (seed, epoch), stably sorted by their
-  // number of steps (so that a group's rows retire together), cut into groups of batch_size, the
-  // groups in a second permutation. The sorted counts fix every group's length, so every epoch has
-  // the same number of steps.
+  // An epoch: the training patients in lock-step groups (tasks/patient_lockstep.hpp: a
+  // permutation of (seed, epoch), longest first, groups permuted; every epoch as many steps).
   int64_t steps_per_epoch(int64_t batch_size) const override {
-    if (batch_size != per_epoch_batch_) {  // cached: train_batch asks at every step
-      per_epoch_ = 0;
-      for (const mimic::StepGroup& g : eval_groups(data_.train, batch_size)) per_epoch_ += g.steps;
-      per_epoch_batch_ = batch_size;
-    }
-    return per_epoch_;
+    return lockstep_.steps_per_epoch(lengths_[0], std::max<int64_t>(1, batch_size));
   }
   void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
-    const int64_t per_epoch = steps_per_epoch(batch_size), epoch = step / per_epoch;
-    if (epoch != epoch_ || batch_size != epoch_batch_) make_epoch(epoch, batch_size);
-    int64_t k = step % per_epoch;
-    const int64_t n = int64_t(order_.size());
-    for (int64_t g : group_order_) {
-      const int64_t first = g * batch_size, steps = length(order_[size_t(first)]);
-      if (k < steps) {
-        const std::span<const int64_t> rows(order_.data() + first,
-                                            size_t(std::min(batch_size, n - first)));
-        return mimic::fill_step(data_, data_.train, rows, k, batch_size, dtype, batch);
-      }
-      k -= steps;
-    }
-    fail("mimic-progression: step ", step, " past the epoch");  // unreachable: k < per_epoch
+    const auto [rows, k] = lockstep_.train_step(lengths_[0], seed_ ^ kOrderSalt, step, batch_size);
+    mimic::fill_step(data_, data_.train, rows, k, batch_size, dtype, batch);
   }
   void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) override {
     mimic::largest_step(data_, batch_size, dtype, batch);
@@ -125,11 +113,11 @@ class MimicProgressionTask : public Task {
   // Validation loss batches: the validation patients' steps, group by group, in order.
   int64_t validation_batches(int64_t batch_size) const override {
     int64_t steps = 0;
-    for (const mimic::StepGroup& g : eval_groups(data_.valid, batch_size)) steps += g.steps;
+    for (const PatientLockstep::Group& g : eval_groups(data_.valid, batch_size)) steps += g.steps;
     return steps;
   }
   void validation_batch(int64_t index, int64_t batch_size, DType dtype, Batch& batch) override {
-    for (const mimic::StepGroup& g : eval_groups(data_.valid, batch_size)) {
+    for (const PatientLockstep::Group& g : eval_groups(data_.valid, batch_size)) {
       if (index < g.steps)
         return mimic::fill_step(data_, data_.valid, g.rows, index, batch_size, dtype, batch);
       index -= g.steps;
@@ -266,44 +254,11 @@ class MimicProgressionTask : public Task {
              "else 0"}};
   }
 
-  // Indices of `split`'s patients, most steps first (ties by index).
-  static std::vector<int64_t> by_length(const std::vector<mimic::ProgressionPatient>& split) {
-    std::vector<int64_t> order(split.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return split[size_t(a)].steps.size() > split[size_t(b)].steps.size();
-    });
-    return order;
-  }
-  std::vector<mimic::StepGroup> eval_groups(const std::vector<mimic::ProgressionPatient>& split,
-                                            int64_t batch_size) const {
-    return mimic::make_groups(split, by_length(split), std::max<int64_t>(1, batch_size));
-  }
-
-  int64_t length(int64_t patient) const {
-    return int64_t(data_.train[size_t(patient)].steps.size());
-  }
-
-  // Epoch `epoch`'s order of the training patients and of their groups (see steps_per_epoch), in
-  // the members' storage: after the first epoch this allocates nothing (std::stable_sort would).
-  void make_epoch(int64_t epoch, int64_t batch_size) {
-    const size_t n = data_.train.size();
-    order_.resize(n);
-    rank_.resize(n);
-    std::iota(order_.begin(), order_.end(), 0);
-    Rng rng(seed_ ^ kOrderSalt, uint64_t(epoch));
-    for (int64_t k = int64_t(n) - 1; k > 0; --k)
-      std::swap(order_[size_t(k)], order_[size_t(rng.below(uint64_t(k + 1)))]);
-    for (size_t i = 0; i < n; ++i) rank_[size_t(order_[i])] = int64_t(i);
-    std::sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) {
-      return length(a) != length(b) ? length(a) > length(b) : rank_[size_t(a)] < rank_[size_t(b)];
-    });
-    group_order_.resize((n + size_t(batch_size) - 1) / size_t(batch_size));
-    std::iota(group_order_.begin(), group_order_.end(), 0);
-    for (int64_t k = int64_t(group_order_.size()) - 1; k > 0; --k)
-      std::swap(group_order_[size_t(k)], group_order_[size_t(rng.below(uint64_t(k + 1)))]);
-    epoch_ = epoch;
-    epoch_batch_ = batch_size;
+  // Evaluation groups of `split`'s patients: longest first, ties by index.
+  std::vector<PatientLockstep::Group> eval_groups(
+      const std::vector<mimic::ProgressionPatient>& split, int64_t batch_size) const {
+    const int which = &split == &data_.train ? 0 : &split == &data_.valid ? 1 : 2;
+    return PatientLockstep::eval_groups(lengths_[size_t(which)], std::max<int64_t>(1, batch_size));
   }
 
   // The model's probabilities and both baselines' scores on every scored step of `split`, the
@@ -313,7 +268,7 @@ class MimicProgressionTask : public Task {
     Scored s;
     const int64_t v = data_.labels();
     Batch batch;
-    for (const mimic::StepGroup& g : eval_groups(split, batch_size)) {
+    for (const PatientLockstep::Group& g : eval_groups(split, batch_size)) {
       std::vector<std::vector<double>> seen(g.rows.size(), std::vector<double>(size_t(v)));
       std::vector<std::vector<int32_t>> previous(g.rows.size());  // the last step's dx_labels
       for (int64_t k = 0; k < g.steps; ++k) {
@@ -410,11 +365,10 @@ class MimicProgressionTask : public Task {
   std::vector<std::pair<int32_t, int32_t>> follow_;  // follow_labels of the data's rules.json
   bool select_on_follow_ = false;
   uint64_t seed_ = 1;
-  // The current epoch: training patients (longest first), each one's rank in the epoch's
-  // permutation, and the order of the groups of batch_size consecutive patients.
-  std::vector<int64_t> order_, rank_, group_order_;
-  int64_t epoch_ = -1, epoch_batch_ = 0;
-  mutable int64_t per_epoch_ = 0, per_epoch_batch_ = 0;
+  // Per split (train, valid, test) each patient's number of steps, and the training epochs'
+  // lock-step order.
+  std::array<std::vector<int64_t>, 3> lengths_;
+  mutable PatientLockstep lockstep_;
 };
 
 const bool kRegistered = [] {

@@ -9,6 +9,7 @@
 
 #include "engine/error.hpp"
 #include "tasks/mimic_progression.hpp"
+#include "tasks/patient_lockstep.hpp"
 #include "tasks/task.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
 #include "tests/test_util.hpp"
@@ -100,11 +101,13 @@ TEST_CASE("mimic-progression: lock-step batches mask rows without a step and mar
   const mimic::ProgressionData d = make_data(tmp.path);
   std::vector<int64_t> order(d.train.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = int64_t(i);
-  const std::vector<mimic::StepGroup> groups = mimic::make_groups(d.train, order, 5);
+  std::vector<int64_t> lengths;
+  for (const mimic::ProgressionPatient& p : d.train) lengths.push_back(int64_t(p.steps.size()));
+  const std::vector<PatientLockstep::Group> groups = PatientLockstep::groups(lengths, order, 5);
   REQUIRE(groups.size() == 5);  // 24 patients in groups of 5, the last one of 4
   CHECK(groups.back().rows.size() == 4);
   Batch b;
-  const mimic::StepGroup& g = groups.front();
+  const PatientLockstep::Group& g = groups.front();
   for (int64_t k = 0; k < g.steps; ++k) {
     mimic::fill_step(d, d.train, g.rows, k, 5, DType::f32, b);
     CHECK(b.size == 5);

@@ -192,6 +192,25 @@ TEST_CASE("no heap allocation after the first mimic-drugs step: set output, view
 }
 
 TEST_CASE(
+    "no heap allocation after the first mimic-drugs step with patient rows: memory carried "
+    "across a patient's admissions, unrolled on one tape") {
+  test::TempDir dir;
+  namespace fx = test::mimic_fixture;
+  fx::write_tables(dir.path, fx::make_progression_tables(48));
+  for (const std::string model : {"dmnc-late", "deepcare"}) {
+    CAPTURE(model);
+    std::vector<std::string> flags = {
+        "--task",         "mimic-drugs", "--model",  model, "--data",       dir.path.string(),
+        "--patient-rows", "true",        "--batch",  "4",   "--iterations", "1000",
+        "--epochs",       "0",           "--unroll", "2"};
+    if (model == "dmnc-late")
+      flags.insert(flags.end(),
+                   {"--embedding", "8", "--hidden", "8", "--persistent-memory", "true"});
+    CHECK(check_steps_allocate_nothing(flags, "x1") >= 1);
+  }
+}
+
+TEST_CASE(
     "no heap allocation after the first mimic-progression step: memory carried across "
     "lock-step admissions (as values, or unrolled on one tape), rows masked, groups of patients "
     "restarting") {
