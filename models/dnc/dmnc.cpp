@@ -326,8 +326,8 @@ dnc::State Dmnc::early_memory_step(int i, const std::array<EncoderState, 2>& s,
   return next;
 }
 
-Dmnc::EncoderPass::EncoderPass(Tape& tape, const Dmnc& model, int i)
-    : lstm(tape, model.embed_[size_t(i)], model.cell_[size_t(i)]) {
+Dmnc::EncoderPass::EncoderPass(Tape& tape, const Dmnc& model, int i, int64_t tokens)
+    : lstm(tape, model.embed_[size_t(i)], model.cell_[size_t(i)], tokens) {
   const dnc::MemoryConfig& m = model.mem_;
   const int64_t R = m.read_heads, read_head = R * m.word + R, block = write_block_size(m);
   // The interface: the read function (shared in early fusion) and encoder i's write function.
@@ -429,7 +429,7 @@ Dmnc::Encoded Dmnc::encode(Tape& tape, const dnc::Views& views, Trace* trace,
   // [B, 1].
   std::optional<EncoderPass> pass[2];
   for (int i = 0; i < 2; ++i)
-    if (views.length[i] > 0) pass[i].emplace(tape, *this, i);
+    if (views.length[i] > 0) pass[i].emplace(tape, *this, i, views.x[i].shape().numel());
   auto ids_at = [&](int i, int64_t t) { return slice(views.x[i], 1, t, 1); };
   const int64_t T = std::max(views.length[0], views.length[1]);
   // Late fusion's encoders never look at each other's state, so with packing each can keep only
@@ -550,7 +550,7 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
   };
   for (int i = 0; i < 2; ++i) {  // view 1's events, then view 2's: one concatenated sequence
     if (views.length[i] == 0) continue;
-    const layers::TokenLstm lstm(tape, embed_[size_t(i)], cell);
+    const layers::TokenLstm lstm(tape, embed_[size_t(i)], cell, views.x[i].shape().numel());
     auto ids_at = [&](int64_t t) { return slice(views.x[i], 1, t, 1); };  // [B, 1]
     const bool pack = pack_rows_ && !opts.trace;
     if (pack && layers::RetiringRows::prefix_events(views.mask[i].value())) {
@@ -625,17 +625,19 @@ const bool kRegistered = [] {
                     uint64_t s) { return std::make_unique<Dmnc>(Fusion::late, c, d, s); },
        .default_config = dmnc_defaults(Fusion::late),
        .train_defaults = kTrainDefaults,
-       .check_configs = {tiny({{"variant", "sequence"}}),
-                         tiny({{"variant", "set"}, {"output", "set"}}),
-                         tiny({{"variant", "sequence-cache"}, {"cache", true}}),
-                         tiny({{"variant", "sequence-free-running"},
-                               {"train_teacher_forcing", false}}),
-                         tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
-                         tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}}),
-                         tiny({{"variant", "set-persistent-unrolled"},
-                               {"output", "set"},
-                               {"persistent_memory", true},
-                               {"admissions", 2}})},
+       .check_configs =
+           {tiny({{"variant", "sequence"}}), tiny({{"variant", "set"}, {"output", "set"}}),
+            tiny({{"variant", "sequence-cache"}, {"cache", true}}),
+            tiny({{"variant", "sequence-free-running"}, {"train_teacher_forcing", false}}),
+            tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
+            tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}}),
+            // More codes than the batch's tokens: the encoders project each
+            // step's embedded rows, not the table (layers::TokenLstm).
+            tiny({{"variant", "set-large-vocab"}, {"output", "set"}, {"input_vocab", 64}}),
+            tiny({{"variant", "set-persistent-unrolled"},
+                  {"output", "set"},
+                  {"persistent_memory", true},
+                  {"admissions", 2}})},
        .check_batch = check_batch});
   register_model(
       {.name = "dmnc-early",

@@ -202,7 +202,9 @@ class Dmnc : public Model {
   // whose columns are in dnc::parse_interface's order (read keys and strengths | write block | read
   // modes), then the cache gate's: a step makes one GEMM of h and no copies to reorder it.
   struct EncoderPass {
-    EncoderPass(Tape& tape, const Dmnc& model, int i);
+    // `tokens`: the most ids the pass looks up (B x L of the view): layers::TokenLstm projects
+    // the embedding table only when the vocabulary is smaller.
+    EncoderPass(Tape& tape, const Dmnc& model, int i, int64_t tokens);
     layers::TokenLstm lstm;
     Var interface_w, interface_b;
   };

@@ -147,8 +147,9 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
     const LstmCell& cell = cell_.front();
     LstmState s = cell.zero_state(tape, B, dtype);
     for (int i = 0; i < 2; ++i)
-      s = layers::run_lstm(tape, layers::TokenLstm(tape, embed_[size_t(i)], cell), views.x[i],
-                           views.mask[i], s, 0.0, pack);
+      s = layers::run_lstm(
+          tape, layers::TokenLstm(tape, embed_[size_t(i)], cell, views.x[i].shape().numel()),
+          views.x[i], views.mask[i], s, 0.0, pack);
     return decoder_.run(tape, batch, opts, name(), s, Var{}, nullptr);
   }
 
@@ -161,10 +162,10 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
   for (int i = 0; i < 2; ++i) {
     outputs[size_t(i)]->clear();
     const LstmCell& cell = cell_[size_t(i)];
-    final_state[i] =
-        layers::run_lstm(tape, layers::TokenLstm(tape, embed_[size_t(i)], cell), views.x[i],
-                         views.mask[i], cell.zero_state(tape, B, dtype), 0.0, pack,
-                         attend ? outputs[size_t(i)] : nullptr, authors_memory_);
+    final_state[i] = layers::run_lstm(
+        tape, layers::TokenLstm(tape, embed_[size_t(i)], cell, views.x[i].shape().numel()),
+        views.x[i], views.mask[i], cell.zero_state(tape, B, dtype), 0.0, pack,
+        attend ? outputs[size_t(i)] : nullptr, authors_memory_);
   }
   const LstmState h0 = layers::concat_states(final_state[0], final_state[1]);
   if (!attend) return decoder_.run(tape, batch, opts, name(), h0, Var{}, nullptr);

@@ -16,9 +16,12 @@ LstmState concat_states(const LstmState& a, const LstmState& b) {
   return {concat({a.h, b.h}, 1), concat({a.c, b.c}, 1)};
 }
 
-TokenLstm::TokenLstm(Tape& tape, const Embedding& embed, const LstmCell& cell)
-    : embed_(embed), cell_(cell), split_(cell.split_input(tape, embed.dim())) {
-  table_ = cell.project_leading(split_, embed.table(tape));
+TokenLstm::TokenLstm(Tape& tape, const Embedding& embed, const LstmCell& cell, int64_t tokens)
+    : embed_(embed),
+      cell_(cell),
+      split_(cell.split_input(tape, embed.dim())),
+      projected_(tokens < 0 || embed.rows() <= tokens) {
+  table_ = projected_ ? cell.project_leading(split_, embed.table(tape)) : embed.table(tape);
 }
 
 LstmState TokenLstm::step(Tape& tape, Var ids, Var rest, const LstmState& prev) const {
@@ -26,7 +29,9 @@ LstmState TokenLstm::step(Tape& tape, Var ids, Var rest, const LstmState& prev) 
            "TokenLstm '", cell_.prefix(), "': ids must be [n] or [n, 1], got ",
            ids.defined() ? ids.shape().str() : "undefined");
   if (ids.shape().rank == 2) ids = reshape(ids, Shape{ids.dim(0)});
-  return cell_.step_split(tape, split_, embed_.lookup(table_, ids), rest, prev);
+  const Var rows = embed_.lookup(table_, ids);
+  return cell_.step_split(tape, split_, projected_ ? rows : cell_.project_leading(split_, rows),
+                          rest, prev);
 }
 
 LstmState run_lstm(Tape& tape, const TokenLstm& lstm, Var ids, Var mask, LstmState state,

@@ -1,5 +1,5 @@
-// LSTM and GRU cells (models/layers/rnn_cells.*): forward values against the equations computed with plain
-// loops, shapes and parameter layout, the projected-input and split-input paths (and
+// LSTM and GRU cells (models/layers/rnn_cells.*): forward values against the equations computed
+// with plain loops, shapes and parameter layout, the projected-input and split-input paths (and
 // layers::TokenLstm, which folds an embedding into the split input), and float64 gradient checks of
 // parameters and inputs over three steps.
 #include <doctest/doctest.h>
@@ -374,7 +374,9 @@ TEST_CASE("rnn cells: float64 gradient checks over three steps") {
   }
 }
 
-TEST_CASE("LstmCell split input and layers::TokenLstm: embed, concat and step, the same function") {
+TEST_CASE(
+    "LstmCell split input and layers::TokenLstm (table projected, or per step for a vocabulary "
+    "larger than the pass's tokens): embed, concat and step, the same function") {
   // Input [e(id_t) ; r_t]: E = 3 embedded features, r_t 2 more, over three steps of B = 4 rows.
   const int64_t B = 4, E = 3, R = 2, H = 3, V = 5, T = 3;
   ParameterSet params(DType::f64);
@@ -386,11 +388,14 @@ TEST_CASE("LstmCell split input and layers::TokenLstm: embed, concat and step, t
   const Tensor rest = sequence(T, B, R, 0.5);
   // loss = sum over steps of project(h) + project(c); both ways return it with the final h, and
   // leave the parameters' and r's gradients behind.
-  auto run = [&](Tape& tape, bool token_lstm, Var& r) {
+  // way 0: embed, concat, step; 1: TokenLstm with the projected table; 2: TokenLstm told of one
+  // token (fewer than V), so it projects each step's looked-up rows instead.
+  auto run = [&](Tape& tape, int way, Var& r) {
+    const bool token_lstm = way > 0;
     r = tape.input(rest, true);
     LstmState s = cell.zero_state(tape, B, DType::f64);
     std::optional<layers::TokenLstm> lstm;
-    if (token_lstm) lstm.emplace(tape, embed, cell);
+    if (token_lstm) lstm.emplace(tape, embed, cell, way == 2 ? 1 : -1);
     Var loss;
     for (int64_t t = 0; t < T; ++t) {
       Tensor id = Tensor::empty(Shape{B, 1}, DType::f64);
@@ -405,51 +410,58 @@ TEST_CASE("LstmCell split input and layers::TokenLstm: embed, concat and step, t
     tape.backward(loss);
     return std::make_pair(loss.value().at(0), s.h.value());
   };
-  std::vector<Tensor> grads[2];
-  std::pair<double, Tensor> out[2];
-  Tensor rest_grad[2];
-  for (int way = 0; way < 2; ++way) {
+  std::vector<Tensor> grads[3];
+  std::pair<double, Tensor> out[3];
+  Tensor rest_grad[3];
+  for (int way = 0; way < 3; ++way) {
     params.zero_grad();
     Tape tape;
     Var r;
-    out[way] = run(tape, way == 1, r);
+    out[way] = run(tape, way, r);
     rest_grad[way] = r.grad().clone();
     for (size_t i = 0; i < params.size(); ++i) grads[way].push_back(params[i].grad.clone());
   }
-  CHECK(out[1].first == doctest::Approx(out[0].first).epsilon(1e-13));
-  for (int64_t i = 0; i < out[0].second.numel(); ++i)
-    CHECK(out[1].second.at(i) == doctest::Approx(out[0].second.at(i)).epsilon(1e-13));
-  for (int64_t i = 0; i < rest_grad[0].numel(); ++i)
-    CHECK(rest_grad[1].at(i) == doctest::Approx(rest_grad[0].at(i)).epsilon(1e-12));
-  for (size_t p = 0; p < params.size(); ++p) {
-    CAPTURE(params[p].name);
-    double norm = 0;
-    for (int64_t i = 0; i < grads[0][p].numel(); ++i) {
-      norm += std::abs(grads[0][p].at(i));
-      CHECK(grads[1][p].at(i) == doctest::Approx(grads[0][p].at(i)).epsilon(1e-12).scale(1e-12));
+  for (int way = 1; way < 3; ++way) {
+    CAPTURE(way);
+    CHECK(out[way].first == doctest::Approx(out[0].first).epsilon(1e-13));
+    for (int64_t i = 0; i < out[0].second.numel(); ++i)
+      CHECK(out[way].second.at(i) == doctest::Approx(out[0].second.at(i)).epsilon(1e-13));
+    for (int64_t i = 0; i < rest_grad[0].numel(); ++i)
+      CHECK(rest_grad[way].at(i) == doctest::Approx(rest_grad[0].at(i)).epsilon(1e-12));
+    for (size_t p = 0; p < params.size(); ++p) {
+      CAPTURE(params[p].name);
+      double norm = 0;
+      for (int64_t i = 0; i < grads[0][p].numel(); ++i) {
+        norm += std::abs(grads[0][p].at(i));
+        CHECK(grads[way][p].at(i) ==
+              doctest::Approx(grads[0][p].at(i)).epsilon(1e-12).scale(1e-12));
+      }
+      CHECK(norm > 0);  // every parameter is reached, so the comparison means something
     }
-    CHECK(norm > 0);  // every parameter is reached, so the comparison means something
   }
-  // The split path's own gradient check: parameters, then r.
-  GradCheckResult g = check_parameter_gradients(
-      "token lstm params", params,
-      [&](Tape& tape) {
-        const layers::TokenLstm lstm(tape, embed, cell);
-        LstmState s = cell.zero_state(tape, B, DType::f64);
-        Var loss;
-        for (int64_t t = 0; t < T; ++t) {
-          Tensor id = Tensor::empty(Shape{B}, DType::f64);
-          for (int64_t b = 0; b < B; ++b) id.set(b, ids[t][b]);
-          s = lstm.step(tape, tape.input(id),
-                        reshape(slice(tape.input(rest), 0, t, 1), Shape{B, R}), s);
-          Var term = project(s.h, int(t));
-          loss = loss.defined() ? add(loss, term) : term;
-        }
-        return loss;
-      },
-      GradCheckOptions{});
-  CAPTURE(g.message);
-  CHECK(g.passed);
+  // The split path's own gradient check, both ways of projecting: parameters, then r.
+  for (const int64_t tokens : {int64_t(-1), int64_t(1)}) {
+    CAPTURE(tokens);
+    GradCheckResult g = check_parameter_gradients(
+        "token lstm params", params,
+        [&](Tape& tape) {
+          const layers::TokenLstm lstm(tape, embed, cell, tokens);
+          LstmState s = cell.zero_state(tape, B, DType::f64);
+          Var loss;
+          for (int64_t t = 0; t < T; ++t) {
+            Tensor id = Tensor::empty(Shape{B}, DType::f64);
+            for (int64_t b = 0; b < B; ++b) id.set(b, ids[t][b]);
+            s = lstm.step(tape, tape.input(id),
+                          reshape(slice(tape.input(rest), 0, t, 1), Shape{B, R}), s);
+            Var term = project(s.h, int(t));
+            loss = loss.defined() ? add(loss, term) : term;
+          }
+          return loss;
+        },
+        GradCheckOptions{});
+    CAPTURE(g.message);
+    CHECK(g.passed);
+  }
 
   // Refused: a known part of 0 or more than the input, a step input on a wholly known input, ids
   // of the wrong shape, a table of the wrong height.
