@@ -180,12 +180,12 @@ Var EntNet::memory_pass(Tape& tape, const Tensor& story, const Tensor& mask,
 }
 
 // The output module for N questions q [N, d], each reading its memories h [N, K, d]: the answer
-// scores [N, V].
-Var EntNet::answer_scores(Tape& tape, Var h, Var q, const ForwardOptions& opts) {
+// scores [N, V], and the attention p [N, K] in `attention`.
+Var EntNet::answer_scores(Tape& tape, Var h, Var q, Var& attention) {
   const int64_t n = q.shape()[0], d = dim_, k = slots_;
   // p_j = softmax_j(q . h_j),  u = sum_j p_j h_j                         [N, K], [N, d]
   const Var p = softmax(reshape(bmm(h, reshape(q, Shape{n, d, 1})), Shape{n, k}));
-  if (opts.trace) opts.trace->record("attention", p.value());
+  attention = p;
   const Var read = reshape(bmm(reshape(p, Shape{n, 1, k}), h), Shape{n, d});
   // logits = PReLU'(q + u H) R                                            [N, V]
   const Var y = prelu(addmm(q, read, tape.param(*h_)), tape.param(*out_prelu_));
@@ -202,7 +202,9 @@ ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptio
   const Var h = memory_pass(tape, in.story, in.memory_mask, opts, nullptr);
   const Var q = encode(tape.param(*embed_), tape.input(in.query), tape.param(*query_mask_));
   ForwardResult r;
-  r.predictions = answer_scores(tape, h, q, opts);
+  Var p;
+  r.predictions = answer_scores(tape, h, q, p);
+  if (opts.trace) opts.trace->record("attention", p.value());
   r.loss = cross_entropy(r.predictions, tape.input(in.answer));
   if (sum_loss_) r.loss = scale(r.loss, double(in.b));
   return r;
@@ -249,7 +251,9 @@ ForwardResult EntNet::forward_story(Tape& tape, const Batch& batch, const Forwar
   const Var qv =
       reshape(encode(tape.param(*embed_), tape.input(in.questions), tape.param(*query_mask_)),
               Shape{n, dim_});
-  const Var logits = answer_scores(tape, h, qv, opts);
+  Var p;
+  const Var logits = answer_scores(tape, h, qv, p);
+  if (opts.trace) opts.trace->record("attention", reshape(p, Shape{b, q, slots_}).value());
   ForwardResult r;
   r.predictions = reshape(logits, Shape{b, q, vocab_});
   r.loss = cross_entropy(logits, answers, live);  // the mean over the real questions

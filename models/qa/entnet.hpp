@@ -49,8 +49,8 @@
 //   logits = PReLU'(q + u H) R                             [B, V]
 //   loss = cross-entropy of the answer, summed over the batch (official; "loss": "mean" averages)
 // Trace (ForwardOptions::trace): "t<t>/gate" [B, K], each slot's gate at sentence t, and
-// "attention" [B, K] (per story [B Q, K]), the output's p_j: `memgrad inspect` draws the gates as a
-// sentence x slot heatmap.
+// "attention" [B, K] (per story [B, Q, K], a question x slot map), the output's p_j: `memgrad
+// inspect` draws the gates as a sentence x slot heatmap.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -77,7 +77,7 @@ class EntNet : public Model {
   ForwardResult forward_story(Tape& tape, const Batch& batch, const ForwardOptions& opts);
   Var memory_pass(Tape& tape, const Tensor& story, const Tensor& mask, const ForwardOptions& opts,
                   std::vector<Var>* states);
-  Var answer_scores(Tape& tape, Var h, Var q, const ForwardOptions& opts);
+  Var answer_scores(Tape& tape, Var h, Var q, Var& attention);
 
   nlohmann::json config_;
   int64_t vocab_, sentence_len_, dim_, slots_;

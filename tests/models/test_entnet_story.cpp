@@ -176,3 +176,30 @@ TEST_CASE("babi memory-story view: every question once, positions, batch and epo
   CHECK(samples[size_t(idx[0])].length == longest);
   CHECK(samples[size_t(idx[1])].questions == most);
 }
+
+TEST_CASE("entnet per story: the trace's attention is [B, Q, K], a question x slot map") {
+  test::TempDir dir;
+  const babi::Data data = load_stories(test::write_babi_stories(dir, 30, 10, 14), 70);
+  const babi::MemoryStoryView view(data);
+  EntNet model(small_config(view), DType::f64, 4);
+  Batch batch;
+  const std::vector<int64_t> idx = {2};  // 11 sentences, 4 questions
+  view.fill(Split::train, idx, nullptr, DType::f64, batch);
+  const int64_t q = batch.get("questions").dim(1), m = batch.get("story").dim(1);
+  CHECK(q == 4);
+  CHECK(m == 11);
+  Trace trace;
+  ForwardOptions opts;
+  opts.trace = &trace;
+  Tape tape;
+  model.forward(tape, batch, opts);
+  REQUIRE(trace.entries.size() == size_t(m + 1));
+  const Tensor& p = trace.entries.back().second;
+  CHECK(trace.entries.back().first == "attention");
+  CHECK(p.shape() == Shape{1, q, 3});
+  for (int64_t k = 0; k < q; ++k) {
+    double sum = 0;
+    for (int64_t j = 0; j < 3; ++j) sum += p.at(k * 3 + j);
+    CHECK(sum == doctest::Approx(1.0));
+  }
+}
