@@ -215,6 +215,9 @@ ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptio
 // the loss (and their scores are never read).
 ForwardResult EntNet::forward_story(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
   const DType dtype = params_.dtype();
+  MG_CHECK(batch.has("questions"), kName,
+           ": per_story is true but the batch has no per-story fields (no 'questions'): the babi "
+           "task gives them with --babi-view memory-story, which sets per_story itself");
   const qa::StoryMemoryBatch in = qa::read_story_memory_batch(batch, kName, sentence_len_, dtype);
   const int64_t b = in.b, q = in.q, n = in.b * in.q;
   check_ids(in.story, vocab_, "story");

@@ -203,3 +203,32 @@ TEST_CASE("entnet per story: the trace's attention is [B, Q, K], a question x sl
     CHECK(sum == doctest::Approx(1.0));
   }
 }
+
+TEST_CASE("entnet per story: batch errors name the field or the view") {
+  test::TempDir dir;
+  const babi::Data data = load_stories(test::write_babi_stories(dir, 30, 10, 14), 70);
+  const babi::MemoryStoryView stories(data);
+  const babi::MemoryView questions(data, 0.1);
+  EntNet model(small_config(stories), DType::f64, 4);
+  auto run = [&](const Batch& batch) {
+    Tape tape;
+    model.forward(tape, batch, ForwardOptions{});
+  };
+  const std::vector<int64_t> idx = {1, 2};
+  Batch per_question;
+  questions.fill(Split::train, idx, nullptr, DType::f64, per_question);
+  CHECK_THROWS_WITH_AS(run(per_question), doctest::Contains("--babi-view memory-story"), Error);
+  auto fresh = [&] {
+    Batch b;
+    stories.fill(Split::train, idx, nullptr, DType::f64, b);
+    return b;
+  };
+  Batch late = fresh();  // a question after more sentences than the batch has
+  const_cast<Tensor&>(late.get("question_at")).set(0, double(late.get("story").dim(1) + 1));
+  CHECK_THROWS_WITH_AS(run(late), doctest::Contains("'question_at' holds"), Error);
+  Batch word = fresh();  // an answer outside the vocabulary
+  const_cast<Tensor&>(word.get("answers")).set(0, 1e6);
+  CHECK_THROWS_WITH_AS(run(word), doctest::Contains("'answers' holds"), Error);
+  const Batch batch = fresh();
+  run(batch);  // the batch itself is fine
+}
