@@ -146,7 +146,9 @@ void MemoryStoryView::score(Split split, std::span<const int64_t> indices,
   }
 }
 
-// The sentences, then each question at its position with the model's answer.
+// The sentences as the memory view names them ("memory m (time t)", t = 1 the latest), then each
+// question with its position and the model's answer ("question k (after sentence n)", "answer k",
+// "predicted k", "correct k").
 Lines MemoryStoryView::describe(const Batch& batch, const Tensor& predictions) const {
   MG_CHECK(batch.size == 1 && predictions.rank() == 3 && predictions.dim(0) == 1,
            "babi: predictions of shape ", predictions.shape(), " for a batch of ", batch.size);
@@ -157,18 +159,24 @@ Lines MemoryStoryView::describe(const Batch& batch, const Tensor& predictions) c
   const Tensor& answers = batch.get("answers");
   const Tensor& live = batch.get("question_mask");
   const int64_t M = story.dim(1), J = story.dim(2), Q = query.dim(1), C = predictions.dim(2);
+  int64_t real = 0;
+  for (int64_t m = 0; m < M; ++m) real += mask.at(m) != 0 ? 1 : 0;
   const std::vector<double> scores = predictions.to_vector();
   Lines lines;
   for (int64_t m = 0; m < M; ++m)
     if (mask.at(m) != 0)
-      lines.emplace_back("sentence " + std::to_string(m + 1),
+      lines.emplace_back("memory " + std::to_string(m) + " (time " + std::to_string(real - m) + ")",
                          words_of(data_.vocab, story, m * J, J));
   for (int64_t k = 0; k < Q; ++k) {
     if (live.at(k) == 0) continue;
-    lines.emplace_back("question after sentence " + std::to_string(int64_t(at.at(k))),
-                       words_of(data_.vocab, query, k * J, J));
+    const std::string n = std::to_string(k + 1);
+    lines.emplace_back(
+        "question " + n + " (after sentence " + std::to_string(int64_t(at.at(k))) + ")",
+        words_of(data_.vocab, query, k * J, J));
+    Lines outcome;
     answer_lines(data_.vocab, int(answers.at(k)),
-                 std::span<const double>(scores).subspan(size_t(k * C), size_t(C)), lines);
+                 std::span<const double>(scores).subspan(size_t(k * C), size_t(C)), outcome);
+    for (auto& [key, value] : outcome) lines.emplace_back(key + " " + n, value);
   }
   return lines;
 }
