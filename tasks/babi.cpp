@@ -509,9 +509,9 @@ class BabiTask : public Task {
     }
     MG_CHECK(select == "auto" || select == "valid" || select == "last",
              "babi: select_epoch must be \"auto\", \"valid\" or \"last\", got ", quote(select));
-    // auto: the memory view keeps the last epoch (the official MemN2N recipe); the other views'
-    // models select their best epoch on the validation questions.
-    select_ = select == "valid" || (select == "auto" && view != "memory");
+    // auto: the memory views keep the last epoch (the official MemN2N and EntNet recipes); the
+    // other views' models select their best epoch on the validation questions.
+    select_ = select == "valid" || (select == "auto" && view != "memory" && view != "memory-story");
     babi::check_random_time(random_time_);
     data_ = babi::load(o);
     MG_CHECK(!data_.train.empty(), "babi: no training questions");
@@ -527,20 +527,21 @@ class BabiTask : public Task {
   nlohmann::json config() const override { return settings_; }
   nlohmann::json model_dims() const override { return view_->model_dims(); }
   int64_t steps_per_epoch(int64_t batch_size) const override {
-    return std::max<int64_t>(1, view_->samples(Split::train) / std::max<int64_t>(1, batch_size));
+    return std::max<int64_t>(1, view_->questions(Split::train) / std::max<int64_t>(1, batch_size));
   }
-  // Sampled with replacement, as the official code does; RN from the same stream.
+  // Sampled with replacement, as the official code does; RN from the same stream. A batch holds
+  // the view's samples_per_batch (batch_size questions, or stories of about as many).
   void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
     Rng rng(seed_ ^ kTrainSalt, uint64_t(step));
-    indices_.resize(size_t(batch_size));
+    indices_.resize(size_t(view_->samples_per_batch(batch_size)));
     const auto n = uint64_t(view_->samples(Split::train));
     for (auto& i : indices_) i = int64_t(rng.below(n));
     view_->fill(Split::train, indices_, &rng, dtype, batch);
   }
-  // Every row the view's largest training sample: sampling with replacement can draw it
-  // batch_size times.
+  // The view's largest training samples (sampling with replacement can draw the largest every
+  // time).
   void largest_train_batch(int64_t batch_size, DType dtype, Batch& batch) override {
-    indices_.assign(size_t(batch_size), view_->largest_train_sample());
+    view_->largest_train_indices(view_->samples_per_batch(batch_size), indices_);
     view_->fill(Split::train, indices_, nullptr, dtype, batch);
   }
   int64_t validation_batches(int64_t batch_size) const override {
@@ -679,9 +680,10 @@ class BabiTask : public Task {
 
 const bool kRegistered = [] {
   register_task({.name = "babi",
-                 .summary = "bAbI question answering v1.2 (20 tasks, en 1k / en-10k), read from "
-                            "data_dir/tasks_1-20_v1-2; views: memory (MemN2N), words (sequence "
-                            "models), story (whole stories, the DNC)",
+                 .summary =
+                     "bAbI question answering v1.2 (20 tasks, en 1k / en-10k), read from "
+                     "data_dir/tasks_1-20_v1-2; views: memory (MemN2N), memory-story (EntNet "
+                     "per story), words (sequence models), story (whole stories, the DNC)",
                  .create = [](const nlohmann::json& s) -> std::unique_ptr<Task> {
                    // The story view samples whole stories, not questions: a task of its own
                    // (tasks/babi_story.hpp); the question views are BabiTask's (babi_view.hpp).

@@ -5,6 +5,7 @@
 
 #include "engine/error.hpp"
 #include "engine/quote.hpp"
+#include "tasks/babi_memory_story.hpp"
 #include "tasks/babi_words.hpp"
 
 namespace memgrad::babi {
@@ -51,8 +52,10 @@ const std::vector<Example>& examples(const Data& data, Split split) {
 std::unique_ptr<View> make_view(const std::string& name, Data& data, double random_time) {
   if (name == "memory") return std::make_unique<MemoryView>(data, random_time);
   if (name == "words") return std::make_unique<WordsView>(data);
+  if (name == "memory-story") return std::make_unique<MemoryStoryView>(data);
   fail(
-      "babi: babi_view must be \"memory\" (MemN2N's memories), \"words\" (one word sequence "
+      "babi: babi_view must be \"memory\" (MemN2N's memories), \"memory-story\" (the same "
+      "sentences, one sample per story: EntNet's per-story mode), \"words\" (one word sequence "
       "per question) or \"story\" (whole stories, tasks/babi_story.hpp), got ",
       quote(name));
 }

@@ -4,6 +4,7 @@
 // a sample is, the batch fields, and which prediction answers which question.
 //   memory  one sample per question: the memory fields of tasks/babi.hpp (MemN2N); the default
 //   words   one sample per question: story prefix words, then question words (tasks/babi_words.hpp)
+//   memory-story  one sample per story, its questions at their positions (babi_memory_story.hpp)
 // Adding a view: a class implementing View in a file of its own, and one branch in make_view().
 #pragma once
 #include <cstdint>
@@ -50,12 +51,21 @@ class View {
   virtual nlohmann::json model_dims() const = 0;
   // Samples of a split (questions; a view may make one sample of several questions).
   virtual int64_t samples(Split split) const = 0;
+  // Questions of a split: an epoch is questions(train) / batch updates for every view.
+  virtual int64_t questions(Split split) const { return samples(split); }
+  // Samples of a training batch of about `batch_size` questions.
+  virtual int64_t samples_per_batch(int64_t batch_size) const { return batch_size; }
   // Fills `batch` with samples `indices` of `split`. `noise` is the training batch's random stream
   // (after the indices were drawn from it), null for validation and test.
   virtual void fill(Split split, std::span<const int64_t> indices, Rng* noise, DType dtype,
                     Batch& batch) const = 0;
   // The training sample whose batch is the largest (shapes and work) when repeated.
   virtual int64_t largest_train_sample() const = 0;
+  // The `count` training samples of the largest batch (shapes and work) a draw can make: by
+  // default largest_train_sample() `count` times (sampling with replacement can draw it so).
+  virtual void largest_train_indices(int64_t count, std::vector<int64_t>& indices) const {
+    indices.assign(size_t(count), largest_train_sample());
+  }
   // Adds the outcome of every question in a batch fill() made (samples `indices` of `split`) to
   // counts; predictions are the model's scores for the batch.
   virtual void score(Split split, std::span<const int64_t> indices, const Tensor& predictions,

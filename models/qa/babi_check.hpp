@@ -32,4 +32,12 @@ nlohmann::json babi_check_dims();
 // word (sample 2), and answers in [1, V). The words come from `rng`.
 void make_babi_check_batch(Rng& rng, DType dtype, Batch& batch);
 
+// make_babi_check_batch's batch plus the fields of the memory-story view
+// (tasks/babi_memory_story.hpp) over the same sentences, for a model that reads either layout (a
+// config key chooses): questions [3, 3, 3], question_at [3, 3], answers [3, 3], question_mask
+// [3, 3]. The stories' questions (at most Q = 3) sit after sentences {2, 4}, {2} and {1, 3, 3}
+// (two questions at one position; stories of 4, 2 and 3 sentences padded to 4, question counts
+// 2, 1 and 3 padded to 3; padding questions hold words and answers that must not count).
+void make_babi_story_check_batch(Rng& rng, DType dtype, Batch& batch);
+
 }  // namespace memgrad::qa

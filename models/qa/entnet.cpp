@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "models/layers/config.hpp"
 #include "models/qa/babi_check.hpp"
@@ -30,7 +32,10 @@ const nlohmann::json kDefaults = {
     // eps inside the norm of the per-slot normalisation h / sqrt(|h|^2 + eps); the official code
     // divides by |h| itself (and by 1 for a zero row).
     {"norm_eps", 1e-12},
-    {"loss", "sum"},  // "sum" over the batch (official) or "mean"
+    {"loss", "sum"},  // "sum" over the batch's questions (official) or "mean"
+    // One pass per story answering all its questions (the babi view "memory-story" sets it, with
+    // its batch fields); false: one window per question (the memory view). entnet.hpp.
+    {"per_story", false},
 };
 
 // Settings of the babi task the recipe sets: the official code keeps the last 70 sentences of a
@@ -57,6 +62,7 @@ EntNet::EntNet(const nlohmann::json& user, DType dtype, uint64_t seed)
   MG_CHECK(loss == "sum" || loss == "mean", kName, ": loss must be \"sum\" or \"mean\", got \"",
            loss, "\"");
   sum_loss_ = loss == "sum";
+  per_story_ = c.at("per_story").get<bool>();
 
   Rng rng(seed);
   const int64_t d = dim_;
@@ -117,15 +123,12 @@ Var encode(Var table, Var ids, Var mask) {
 
 }  // namespace
 
-ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
+// The memory pass over sentences story [B, T, J] (mask [B, T]): h after the last sentence,
+// [B, K, d]. With `states`, also h^0 and h after each sentence (T + 1 of them, in order).
+Var EntNet::memory_pass(Tape& tape, const Tensor& story, const Tensor& mask,
+                        const ForwardOptions& opts, std::vector<Var>* states) {
   const DType dtype = params_.dtype();
-  const qa::MemoryBatch in = qa::read_memory_batch(batch, kName, sentence_len_, dtype);
-  const Tensor &story = in.story, &mask = in.memory_mask, &query = in.query, &answer = in.answer;
-  const int64_t b = in.b, steps = in.m, j = in.j;
-  check_ids(story, vocab_, "story");
-  check_ids(query, vocab_, "query");
-  check_ids(answer, vocab_, "answer");
-
+  const int64_t b = story.dim(0), steps = story.dim(1), j = story.dim(2);
   // Time-major copies, so that sentence t of every sample is one contiguous [B, ...] block:
   // ids [T, B, J] and the mask [T, B, 1, 1], in constants' reused slots.
   const int64_t d = dim_, k = slots_;
@@ -143,9 +146,8 @@ ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptio
   }
 
   const Var table = tape.param(*embed_);
-  // s_t for every t at once, and q: [T, B, d], [B, d].
+  // s_t for every t at once: [T, B, d].
   const Var sent = encode(table, ids, tape.param(*story_mask_));
-  const Var q = encode(table, tape.input(query), tape.param(*query_mask_));
   // The keys w_j: rows V .. V + K - 1 of E, [K, d].
   const Var keys = slice(table, 0, vocab_, k);
   // The terms of the gate and the candidate that do not depend on h, for every t in one GEMM each:
@@ -160,6 +162,7 @@ ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptio
 
   // h^0_j = w_j for every sample: [B, K, d].
   Var h = add(tape.constant(Shape{b, k, d}, dtype, 0.0), keys);
+  if (states) states->push_back(h);
   for (int64_t t = 0; t < steps; ++t) {
     const Var s_t = reshape(slice(sent, 0, t, 1), Shape{b, d, 1});
     // g_j = sigmoid(s_t . h_j + s_t . w_j + b_j)                       [B, K, 1]
@@ -170,19 +173,94 @@ ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptio
     // h_j <- (h_j + g_j h~_j) / ||h_j + g_j h~_j||, where sentence t is real
     const Var fresh = normalize(add(h, mul(g, cand)), norm_eps_);
     h = where(reshape(slice(live, 0, t, 1), Shape{b, 1, 1}), fresh, h);
+    if (states) states->push_back(h);
     if (opts.trace) opts.trace->record(step_name(t, "/gate"), reshape(g, Shape{b, k}).value());
   }
+  return h;
+}
 
-  // p_j = softmax_j(q . h_j),  u = sum_j p_j h_j                         [B, K], [B, d]
-  const Var p = softmax(reshape(bmm(h, reshape(q, Shape{b, d, 1})), Shape{b, k}));
-  if (opts.trace) opts.trace->record("attention", p.value());
-  const Var read = reshape(bmm(reshape(p, Shape{b, 1, k}), h), Shape{b, d});
-  // logits = PReLU'(q + u H) R                                            [B, V]
+// The output module for N questions q [N, d], each reading its memories h [N, K, d]: the answer
+// scores [N, V], and the attention p [N, K] in `attention`.
+Var EntNet::answer_scores(Tape& tape, Var h, Var q, Var& attention) {
+  const int64_t n = q.shape()[0], d = dim_, k = slots_;
+  // p_j = softmax_j(q . h_j),  u = sum_j p_j h_j                         [N, K], [N, d]
+  const Var p = softmax(reshape(bmm(h, reshape(q, Shape{n, d, 1})), Shape{n, k}));
+  attention = p;
+  const Var read = reshape(bmm(reshape(p, Shape{n, 1, k}), h), Shape{n, d});
+  // logits = PReLU'(q + u H) R                                            [N, V]
   const Var y = prelu(addmm(q, read, tape.param(*h_)), tape.param(*out_prelu_));
+  return matmul(y, tape.param(*r_));
+}
+
+ForwardResult EntNet::forward(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
+  if (per_story_) return forward_story(tape, batch, opts);
+  const DType dtype = params_.dtype();
+  const qa::MemoryBatch in = qa::read_memory_batch(batch, kName, sentence_len_, dtype);
+  check_ids(in.story, vocab_, "story");
+  check_ids(in.query, vocab_, "query");
+  check_ids(in.answer, vocab_, "answer");
+  const Var h = memory_pass(tape, in.story, in.memory_mask, opts, nullptr);
+  const Var q = encode(tape.param(*embed_), tape.input(in.query), tape.param(*query_mask_));
   ForwardResult r;
-  r.predictions = matmul(y, tape.param(*r_));
-  r.loss = cross_entropy(r.predictions, tape.input(answer));
-  if (sum_loss_) r.loss = scale(r.loss, double(b));
+  Var p;
+  r.predictions = answer_scores(tape, h, q, p);
+  if (opts.trace) opts.trace->record("attention", p.value());
+  r.loss = cross_entropy(r.predictions, tape.input(in.answer));
+  if (sum_loss_) r.loss = scale(r.loss, double(in.b));
+  return r;
+}
+
+// Per story: one memory pass, every question reading the memories after the sentences before it
+// (h^{question_at}), gathered from the pass's T + 1 states; padding questions are masked out of
+// the loss (and their scores are never read).
+ForwardResult EntNet::forward_story(Tape& tape, const Batch& batch, const ForwardOptions& opts) {
+  const DType dtype = params_.dtype();
+  MG_CHECK(batch.has("questions"), kName,
+           ": per_story is true but the batch has no per-story fields (no 'questions'): the babi "
+           "task gives them with --babi-view memory-story, which sets per_story itself");
+  const qa::StoryMemoryBatch in = qa::read_story_memory_batch(batch, kName, sentence_len_, dtype);
+  const int64_t b = in.b, q = in.q, n = in.b * in.q;
+  check_ids(in.story, vocab_, "story");
+  check_ids(in.questions, vocab_, "questions");
+  for (int64_t i = 0; i < n; ++i)  // (answers on padding rows are not read)
+    if (in.question_mask.at(i) != 0) {
+      const double a = in.answers.at(i);
+      MG_CHECK(a >= 0 && a < double(vocab_) && a == std::floor(a), kName,
+               ": batch field 'answers' holds ", a, ", not a word id in [0, ", vocab_, ")");
+    }
+  // The states' list, per thread and reused: no allocation once the longest story has run.
+  thread_local std::vector<Var> states;
+  states.clear();
+  memory_pass(tape, in.story, in.memory_mask, opts, &states);
+  // All states [(T + 1) B, K, d], row t B + s = sample s after t sentences; question (s, k) reads
+  // row question_at[s, k] B + s (padding: row s, h^0).
+  const Var all = stack(std::span<const Var>(states), 0);
+  const Var flat = reshape(all, Shape{int64_t(states.size()) * b, slots_, dim_});
+  const Var rows = tape.constant(Shape{n}, dtype, 0.0);
+  const Var answers = tape.constant(Shape{n}, dtype, 0.0);
+  const Var live = tape.constant(Shape{n}, dtype, 0.0);
+  int64_t questions = 0;
+  {
+    Tensor &tr = tape.value(rows.id), &ta = tape.value(answers.id), &tl = tape.value(live.id);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool real = in.question_mask.at(i) != 0;
+      tr.set(i, double((real ? int64_t(in.question_at.at(i)) : 0) * b + i / q));
+      ta.set(i, real ? in.answers.at(i) : 0.0);
+      tl.set(i, real ? 1.0 : 0.0);
+      questions += real ? 1 : 0;
+    }
+  }
+  const Var h = gather_rows(flat, rows);  // [B Q, K, d]
+  const Var qv =
+      reshape(encode(tape.param(*embed_), tape.input(in.questions), tape.param(*query_mask_)),
+              Shape{n, dim_});
+  Var p;
+  const Var logits = answer_scores(tape, h, qv, p);
+  if (opts.trace) opts.trace->record("attention", reshape(p, Shape{b, q, slots_}).value());
+  ForwardResult r;
+  r.predictions = reshape(logits, Shape{b, q, vocab_});
+  r.loss = cross_entropy(logits, answers, live);  // the mean over the real questions
+  if (sum_loss_) r.loss = scale(r.loss, double(questions));
   return r;
 }
 
@@ -206,6 +284,10 @@ const bool kRegistered = [] {
   nlohmann::json mean = check_config("mean-loss-official-slopes");
   mean["loss"] = "mean";
   mean["prelu_init"] = 1.0;
+  // Per story: the memory-story view's fields of the same sentences (padded stories and
+  // question lists, two questions at one position).
+  nlohmann::json story = check_config("per-story");
+  story["per_story"] = true;
   register_model(
       {.name = kName,
        .summary = "Recurrent Entity Network (Henaff et al. 2017), official Torch recipe: 20 "
@@ -220,8 +302,8 @@ const bool kRegistered = [] {
                           {"epochs", 200},
                           {"clip_norm", 40.0},
                           {"lr_halve_every_epochs", 25}},
-       .check_configs = {check_config("official"), paper, mean},
-       .check_batch = qa::make_babi_check_batch,
+       .check_configs = {check_config("official"), paper, mean, story},
+       .check_batch = qa::make_babi_story_check_batch,
        .task_settings = kTaskSettings});
   return true;
 }();

@@ -5,6 +5,22 @@
 //
 // Shapes: B questions, T sentences (the batch's longest story window, padded), J words per
 // sentence, d = embedding_dim, K = memory_slots, V = vocab_size (with the nil word 0).
+//
+// Two ways of feeding it, one model (config key "per_story"):
+//   per question (false, the default; the babi task's "memory" view): a sample is one question
+//     and the up to 70 sentences before it (the official code's window); one memory pass per
+//     question.
+//   per story (true; the babi task's "memory-story" view, tasks/babi_memory_story.hpp, which sets
+//     the key itself): a sample is a story with its Q questions at their positions; one memory
+//     pass over the story, question k read from the memories as they stand after the
+//     question_at[k] sentences before it (all T + 1 states of the pass are kept, stacked, and each
+//     question gathers its own). The memory at a question depends only on the sentences before
+//     it, so both ways give the same scores for every question whose story prefix fits the window
+//     (tests/models/test_entnet.cpp checks it); the view keeps the window for the others (qa3).
+//     The loss sums (or averages) over the batch's real questions, as per question.
+//   Why the choice is the view's and the key only follows it: what a sample is and which score
+//   answers which question is the task's business (tasks/babi_view.hpp); the model only needs to
+//   know which fields to read, and a check variant ("per-story") needs the key to pick them.
 // Parameters:
 //   "E"            [V + K, d]  the embedding; rows V .. V + K - 1 are the slots' keys w_j (the
 //                              official tied keys: keys are extra vocabulary entries embedded with
@@ -33,11 +49,12 @@
 //   logits = PReLU'(q + u H) R                             [B, V]
 //   loss = cross-entropy of the answer, summed over the batch (official; "loss": "mean" averages)
 // Trace (ForwardOptions::trace): "t<t>/gate" [B, K], each slot's gate at sentence t, and
-// "attention" [B, K], the output's p_j: `memgrad inspect` draws the gates as a sentence x slot
-// heatmap.
+// "attention" [B, K] (per story [B, Q, K], a question x slot map), the output's p_j: `memgrad
+// inspect` draws the gates as a sentence x slot heatmap.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "models/model.hpp"
 
@@ -57,17 +74,17 @@ class EntNet : public Model {
   int64_t vocab() const { return vocab_; }
 
  private:
-  // Copies the batch's story [B, T, J] to time-major ids [T, B, J] and its mask [B, T] to
-  // [T, B, 1, 1], checking every id.
-  void time_major(const Tensor& story, const Tensor& mask, const Tensor& query);
+  ForwardResult forward_story(Tape& tape, const Batch& batch, const ForwardOptions& opts);
+  Var memory_pass(Tape& tape, const Tensor& story, const Tensor& mask, const ForwardOptions& opts,
+                  std::vector<Var>* states);
+  Var answer_scores(Tape& tape, Var h, Var q, Var& attention);
 
   nlohmann::json config_;
   int64_t vocab_, sentence_len_, dim_, slots_;
-  bool gate_bias_, sum_loss_;
+  bool gate_bias_, sum_loss_, per_story_;
   double norm_eps_;
   Parameter *embed_, *story_mask_, *query_mask_, *bias_ = nullptr, *u_, *u_bias_, *v_, *w_, *prelu_,
                                                  *h_, *out_prelu_, *r_;
-  Tensor story_tm_, mask_tm_;  // per forward, reused: [T, B, J] and [T, B, 1, 1]
 };
 
 }  // namespace memgrad

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/babi_table.sh on a hand-made 20-task data folder (two questions' worth of stories per file,
-# 1 epoch per run): the table and its JSON for en (2 runs at once) and en-10k (task 3 trained on
+# 1 epoch per run): the table and its JSON for en (2 runs at once), EntNet per story (--per-story),
+# and en-10k (task 3 trained on
 # en's file, marked †, left out of the failed count, the 19-task mean); a second invocation keeps
 # every run; a malformed line stops the table with file:line and exit 2, writing no table; bad
 # options exit 2.
@@ -46,6 +47,15 @@ fi
 # A second invocation trains nothing.
 tools/babi_table.sh "$tmp/en" --jobs 2 "${flags[@]}" > /dev/null 2> "$tmp/again.err"
 [ "$(grep -c 'kept' "$tmp/again.err")" -eq 20 ] || fail "a second invocation retrained runs"
+
+# EntNet per story: every task's run reads the memory-story view.
+tools/babi_table.sh "$tmp/story" --model entnet --per-story --jobs 2 "${flags[@]}" --memory-slots 2 \
+  > "$tmp/story.md" 2> "$tmp/story.err" || { cat "$tmp/story.err"; fail "the per-story table failed"; }
+grep -q '"complete": true' "$tmp/story/table.json" || fail "per-story table not complete"
+for t in 1 3 20; do
+  grep -q '"babi_view": *"memory-story"' "$tmp/story/task$t/config.json" ||
+    fail "task $t did not train per story"
+done
 
 tools/babi_table.sh "$tmp/tenk" --set en-10k --jobs 2 "${flags[@]}" > "$tmp/tenk.md" 2> "$tmp/tenk.err" || {
   cat "$tmp/tenk.err"; fail "the en-10k table failed"; }

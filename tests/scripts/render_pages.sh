@@ -62,6 +62,16 @@ for pair in memn2n:memn2n-hops dmn-plus:dmn-plus-episodes entnet:entnet-gates; d
   pages+=("$tmp/$name.svg" "$tmp/$model.html")
 done
 
+# EntNet per story: the gates of a whole story and a row of output attention per question.
+"$bin" train --task babi --model entnet --babi-view memory-story --babi-task 1 --data "$tmp/babi" \
+  --epochs 1 --embedding-dim 8 --out "$tmp/entnet-story" --quiet > /dev/null 2> "$tmp/entnet-story.err" ||
+  { cat "$tmp/entnet-story.err"; fail "training entnet per story failed"; }
+"$bin" figure entnet-gates --checkpoint "$tmp/entnet-story" --sample 1 --out "$tmp/entnet-story.svg" >/dev/null
+grep -q "output attention, question 2" "$tmp/entnet-story.svg" || fail "per-story gates lack question 2's row"
+"$bin" inspect --checkpoint "$tmp/entnet-story" --sample 1 --html "$tmp/entnet-story.html" >/dev/null
+grep -q "memgrad figure entnet-gates" "$tmp/entnet-story.html" || fail "the per-story page lacks its figure"
+pages+=("$tmp/entnet-story.svg" "$tmp/entnet-story.html")
+
 # AMN draws two figures (the paper's Figs. 3 and 4), each as SVG and as a page.
 "$bin" train --task babi --model amn --babi-task 1 --data "$tmp/babi" --epochs 1 --embedding-dim 8 \
   --out "$tmp/amn" --quiet > /dev/null 2> "$tmp/amn.err" || { cat "$tmp/amn.err"; fail "training amn failed"; }

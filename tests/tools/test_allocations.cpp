@@ -16,6 +16,7 @@
 #include "engine/alloc_counter.hpp"
 #include "engine/threads.hpp"
 #include "tasks/babi.hpp"
+#include "tests/tasks/babi_story_fixture.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
 #include "tests/test_util.hpp"
 #include "tools/commands.hpp"
@@ -114,6 +115,20 @@ TEST_CASE("no heap allocation after the first entnet training step, story length
             {"--task", "babi", "--model", "entnet", "--data", data, "--babi-task", "1", "--batch",
              "8", "--embedding-dim", "8", "--memory-slots", "4", "--iterations", "1000"},
             "story") > 1);
+}
+
+TEST_CASE(
+    "no heap allocation after the first per-story entnet step, stories and questions varying") {
+  test::TempDir dir;
+  const std::string data = test::write_babi_stories(dir, 120, 20, 14);
+  for (const std::string field : {"story", "questions"}) {
+    CAPTURE(field);
+    CHECK(check_steps_allocate_nothing(
+              {"--task", "babi", "--model", "entnet", "--data", data, "--babi-task", "1",
+               "--babi-view", "memory-story", "--batch", "16", "--embedding-dim", "8",
+               "--memory-slots", "4", "--iterations", "1000"},
+              field.c_str()) > 1);
+  }
 }
 
 TEST_CASE("no heap allocation after the first amn training step, story lengths varying") {

@@ -23,9 +23,11 @@ std::vector<StorySentence> babi_story(const FigureInput& in, const std::string& 
 
 std::vector<std::string> babi_outcome(const FigureInput& in) {
   std::vector<std::string> notes;
-  for (const char* key : {"question", "answer", "predicted", "correct"})
-    for (const auto& [k, v] : in.sample)
-      if (k == key) notes.push_back(k + ": " + v);
+  // In the sample's order: "question", "answer", ... (a question a sample) or "question 1 (after
+  // sentence 2)", "answer 1", ... (the memory-story view's several).
+  for (const auto& [k, v] : in.sample)
+    for (const char* key : {"question", "answer", "predicted", "correct"})
+      if (k.rfind(key, 0) == 0) notes.push_back(k + ": " + v);
   return notes;
 }
 

@@ -86,8 +86,17 @@ std::string entnet_gates(const FigureInput& in) {
     t.values.push_back(gate.values[k]);
   }
   if (const TraceSeries* a = in.find("attention")) {
-    t.row_labels.push_back("output attention over the slots");
-    t.values.push_back(a->values.front());
+    // [K], or [Q, K] for the questions of a story (per-story mode): a row per question.
+    const std::vector<double>& p = a->values.front();
+    const size_t rows = a->shape.rank == 2 ? size_t(a->shape[0]) : 1;
+    MG_CHECK(p.size() == rows * slots, "figure entnet-gates: attention of shape ", a->shape,
+             " for ", slots, " slots");
+    for (size_t q = 0; q < rows; ++q) {
+      t.row_labels.push_back(rows == 1 ? "output attention over the slots"
+                                       : "output attention, question " + std::to_string(q + 1));
+      t.values.emplace_back(p.begin() + std::ptrdiff_t(q * slots),
+                            p.begin() + std::ptrdiff_t((q + 1) * slots));
+    }
   }
   t.notes = babi_outcome(in);
   return weight_table_svg(t);
