@@ -14,11 +14,19 @@ namespace {
 
 using layers::StepMask;
 
-// The fields of an encoder state that persist across admissions, in Carried's order.
+// The fields of an encoder state that persist across admissions, in Carried's order, as pointers
+// (Var* or const Var*, as `e` is), so that reading and replacing them share one list.
+template <class State>
+auto persisting_field_ptrs(State& e) {
+  auto& m = e.memory;
+  return std::array{&m.memory,        &m.usage,        &m.link,         &m.precedence,
+                    &m.write_weights, &m.read_weights, &m.read_vectors, &e.cache};
+}
 std::array<Var, 8> persisting_fields(const Dmnc::EncoderState& e) {
-  const dnc::State& m = e.memory;
-  return {m.memory,        m.usage,        m.link,         m.precedence,
-          m.write_weights, m.read_weights, m.read_vectors, e.cache};
+  std::array<Var, 8> out;
+  const auto ptrs = persisting_field_ptrs(e);
+  for (size_t k = 0; k < 8; ++k) out[k] = *ptrs[k];
+  return out;
 }
 
 // The DNC paper's usage gradient, not DeepMind's stop-gradient (dmnc.hpp, "Usage gradient").
@@ -233,7 +241,7 @@ void Dmnc::store_carried(const Encoded& e, bool in_place) {
 
 Dmnc::Encoded Dmnc::continued_state(Tape& tape, const Batch& batch, int64_t rows,
                                     DType dtype) const {
-  MG_CHECK(graph_carry_valid_ && graph_carry_.enc[0].memory.memory.tape == &tape, name(),
+  MG_CHECK(graph_carry_.enc[0].memory.memory.tape == &tape, name(),
            ": a forward that continues the graph needs a previous forward on the same tape");
   MG_CHECK(graph_carry_.enc[0].memory.memory.dim(0) == rows, name(), ": the previous forward had ",
            graph_carry_.enc[0].memory.memory.dim(0), " rows but this batch has ", rows,
@@ -249,10 +257,7 @@ Dmnc::Encoded Dmnc::continued_state(Tape& tape, const Batch& batch, int64_t rows
   const std::array<Var, 8> fresh = persisting_fields(init);
   const Var start_rows = tape.input(start);
   for (EncoderState& e : from.enc) {
-    Var* fields[8] = {&e.memory.memory,        &e.memory.usage,
-                      &e.memory.link,          &e.memory.precedence,
-                      &e.memory.write_weights, &e.memory.read_weights,
-                      &e.memory.read_vectors,  &e.cache};
+    const std::array<Var*, 8> fields = persisting_field_ptrs(e);
     for (size_t k = 0; k < 8; ++k) {
       if (!fields[k]->defined()) continue;
       Shape per_row = fields[k]->shape();  // [B, 1, ...]: broadcast over the row's elements
@@ -485,7 +490,6 @@ ForwardResult Dmnc::forward(Tape& tape, const Batch& batch, const ForwardOptions
   if (persistent_) {
     store_carried(e, opts.continues_graph);
     graph_carry_ = e;
-    graph_carry_valid_ = true;
   }
   const int64_t B = views.batch, N = mem_.slots, RW = mem_.read_heads * mem_.word;
   const dnc::State memories[2] = {e.enc[0].memory, e.enc[1].memory};

@@ -235,9 +235,9 @@ class Dmnc : public Model {
   layers::Decoder decoder_;
   std::optional<Carried> carried_, spare_;  // spare_: the previous buffers, reused when they fit
   bool carried_valid_ = false;              // false: every row starts from the initial memory
-  // The last forward's final encoder states as Vars of its tape (continues_graph reads them).
+  // The last forward's final encoder states as Vars of its tape (continues_graph reads them;
+  // undefined Vars, whose tape is null, before the first persistent forward).
   Encoded graph_carry_;
-  bool graph_carry_valid_ = false;
 };
 
 class ViewConcatDnc : public Model {
