@@ -12,7 +12,8 @@ std::vector<const OpDef*>& registry() {
 }
 }  // namespace
 
-OpDef::OpDef(const char* op_name, bool is_leaf) : name(op_name), leaf(is_leaf) {
+OpDef::OpDef(const char* op_name, bool is_leaf, BackwardReads reads)
+    : name(op_name), leaf(is_leaf), backward_reads(reads) {
   for (const OpDef* op : registry())
     MG_CHECK(std::strcmp(op->name, op_name) != 0, "op '", op_name,
              "' is defined twice: an op name must be registered once (its gradient-check cases "

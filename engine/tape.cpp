@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -23,6 +24,7 @@ void Tape::ensure_slot(NodeId id) {
   inputs_.reserve(2 * n);
   grad_live_.resize(n, 0);
   bound_.resize(n, 0);
+  read_.resize(n, 0);
   while (values_.size() < n) {
     values_.push_back(Tensor::arena_slot());
     grads_.push_back(Tensor::arena_slot());
@@ -124,6 +126,10 @@ NodeId Tape::append(const OpDef& op, std::span<const Var> inputs, BackwardFn bac
   bool needs = false;
   for (const Var& v : inputs) {
     MG_CHECK(v.tape == this, op.name, ": input comes from another tape (or is undefined)");
+    MG_CHECK(!(bound_[size_t(v.id)] & kReleased), op.name, ": input node ", v.id, " (op '",
+             nodes_[size_t(v.id)].op->name,
+             "') was released as a temporary (Tape::release_temporaries): keep it in its "
+             "Temporaries scope");
     inputs_.push_back(v.id);
     needs = needs || nodes_[size_t(v.id)].requires_grad;
   }
@@ -245,6 +251,48 @@ bool Tape::grad_in_input(NodeId id) {
 bool Tape::grad_is_in_input(NodeId id) const {
   const NodeId in = input_id(id, 0);
   return grad_live_[size_t(in)] && grads_[size_t(id)].raw() == grads_[size_t(in)].raw();
+}
+
+void Tape::mark_read_values(size_t begin) {
+  const size_t end = nodes_.size();
+  std::fill(read_.begin() + ptrdiff_t(begin), read_.begin() + ptrdiff_t(end), uint8_t(0));
+  for (size_t i = begin; i < end; ++i) {
+    const Node& n = nodes_[i];
+    if (!n.backward) continue;  // no gradient reaches it: its backward never runs
+    const BackwardReads& reads = n.op->backward_reads;
+    if (reads.output) read_[i] = 1;
+    for (int k = 0; k < n.num_inputs; ++k) {
+      const size_t in = size_t(input_id(NodeId(i), k));
+      if (in >= begin && reads.input(k)) read_[in] = 1;
+    }
+  }
+}
+
+void Tape::release_temporaries(NodeId begin, std::span<const Var> keep) noexcept {
+  if (!release_temporaries_) return;
+  const size_t first = size_t(begin), end = nodes_.size();
+  mark_read_values(first);
+  for (const Var& v : keep)
+    if (v.tape == this && size_t(v.id) >= first) read_[size_t(v.id)] = 1;
+  // Anomaly mode checks a value when the next op is recorded: the newest one waits for that.
+  const size_t stop = detect_anomaly_ && end > 0 ? end - 1 : end;
+  for (size_t i = first; i < stop; ++i) {
+    if (read_[i] || !(bound_[i] & kValueBound) || nodes_[i].view) continue;
+    size_t bytes = 0;
+    // A value someone else holds (a view of it, a caller's copy) stays.
+    if (void* p = values_[i].sole_arena_block(bytes)) {
+      arena_.give_back(p, bytes);
+      released_bytes_ += bytes;
+      bound_[i] = uint8_t((bound_[i] & ~kValueBound) | kReleased);
+    }
+  }
+}
+
+void Tape::poison_unread_values() {
+  mark_read_values(0);
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (!read_[i] && (bound_[i] & kValueBound) && !nodes_[i].view)
+      values_[i].fill(std::numeric_limits<double>::quiet_NaN());
 }
 
 void Tape::check_value(NodeId id) const {
@@ -388,6 +436,7 @@ void Tape::reset() {
   }
   arena_.rewind();
   backward_done_ = false;
+  released_bytes_ = 0;
   nodes_.clear();
   inputs_.clear();
   param_leaves_.clear();
@@ -452,7 +501,10 @@ void Tape::print(std::ostream& out) const {
       out << text << std::string(text.size() < width ? width - text.size() : 1, ' ');
     };
     std::ostringstream value, grad;
-    value << l2_norm_of(values_[i]);
+    if (bound_[i] & kReleased)
+      value << "released";
+    else
+      value << l2_norm_of(values_[i]);
     if (grad_live_[i])
       grad << l2_norm_of(grads_[i]);
     else

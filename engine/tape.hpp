@@ -161,6 +161,24 @@ class Tape {
   size_t arena_capacity() const { return arena_.capacity(); }
   size_t arena_high_water() const { return arena_.high_water(); }
 
+  // ---- temporaries: with set_release_temporaries(true), release_temporaries(begin, keep) gives
+  // the arena back, during the forward pass, the value of every node recorded since `begin` (other
+  // than those in `keep`, leaves and views) that no backward will read: neither its own op's
+  // (BackwardReads::output, engine/op_def.hpp) nor any recorded consumer's. The next values of
+  // the step take that memory first, so the step's high water falls. The caller promises that no
+  // op recorded later takes one of them as input (Temporaries below makes it a scope's promise);
+  // one that does is refused with an error naming both nodes. Off by default, since inspection
+  // reads intermediate values after the fact; the trainer turns it on.
+  void set_release_temporaries(bool on) { release_temporaries_ = on; }
+  bool releases_temporaries() const { return release_temporaries_; }
+  void release_temporaries(NodeId begin, std::span<const Var> keep) noexcept;
+  // Bytes of values released since the last reset() (memgrad bench prints them).
+  size_t released_bytes() const { return released_bytes_; }
+  // For the test of the ops' BackwardReads: fills with NaN every computed value that no backward
+  // reads, as if every node were a temporary. A gradient that changes then reads a value its op
+  // declares unread.
+  void poison_unread_values();
+
   // ---- modes
   bool grad_enabled() const { return grad_enabled_; }
   void set_grad_enabled(bool on) { grad_enabled_ = on; }
@@ -231,6 +249,8 @@ class Tape {
   // every node that uses id comes after it), and drops what its slot holds of others' memory
   // (a view's value, a moved gradient), giving that back when the owner's slot is done with it.
   void retire(NodeId id, NodeId loss);
+  // read_[i] for the nodes from `begin` on: whether a backward reads node i's value (temporaries).
+  void mark_read_values(size_t begin);
 
   Arena arena_;
   std::vector<Node> nodes_;
@@ -245,8 +265,18 @@ class Tape {
   std::deque<Tensor> grad_spare_;  // the same for gradients, while another buffer is there
   std::vector<uint8_t> grad_live_;
   // Per slot, what of its memory is this step's (bits below), for retire(); cleared by reset().
-  enum : uint8_t { kValueBound = 1, kGradBound = 2, kSavedBound = 4, kGradAliased = 8 };
+  // kReleased: its value was given back as a temporary (release_temporaries).
+  enum : uint8_t {
+    kValueBound = 1,
+    kGradBound = 2,
+    kSavedBound = 4,
+    kGradAliased = 8,
+    kReleased = 16
+  };
   std::vector<uint8_t> bound_;
+  std::vector<uint8_t> read_;  // mark_read_values()'s answer, per slot
+  bool release_temporaries_ = false;
+  size_t released_bytes_ = 0;
   std::vector<NodeId> param_leaves_;
   uint64_t seed_;
   uint64_t step_ = 0;
@@ -308,6 +338,32 @@ class TapeScope {
  private:
   Tape& tape_;
   int32_t was_;
+};
+
+// Gives back, when it ends, the values of the nodes recorded in its lifetime that no backward
+// reads, except the kept ones (Tape::release_temporaries; only on a tape that releases them). For
+// a function whose intermediate nodes cannot escape it:
+//   Temporaries temps(tape);
+//   Var hc = lstm_cell(addmm(xw, h, w_h), c);          // the gates [B, 4H] are dead after this
+//   return {temps.keep(slice(hc, 1, 0, H)), temps.keep(slice(hc, 1, H, H))};
+class Temporaries {
+ public:
+  explicit Temporaries(Tape& tape) : tape_(tape), begin_(NodeId(tape.size())) {}
+  ~Temporaries() { tape_.release_temporaries(begin_, std::span<const Var>(kept_.data(), kept_n_)); }
+  Temporaries(const Temporaries&) = delete;
+  Temporaries& operator=(const Temporaries&) = delete;
+  // Marks v as escaping the scope (returned, or stored for later steps) and returns it.
+  Var keep(Var v) {
+    MG_CHECK(kept_n_ < kept_.size(), "Temporaries: more than ", kept_.size(), " kept nodes");
+    kept_[kept_n_++] = v;
+    return v;
+  }
+
+ private:
+  Tape& tape_;
+  NodeId begin_;
+  std::array<Var, 16> kept_{};
+  size_t kept_n_ = 0;
 };
 
 // The same value, cut off from the gradient.

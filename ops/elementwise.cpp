@@ -12,26 +12,26 @@
 namespace memgrad {
 namespace {
 
-MG_OP(add);
-MG_OP(sub);
-MG_OP(mul);
-MG_OP(mul_complement);
-MG_OP(div);
-MG_OP(prelu);
-MG_OP(neg);
-MG_OP(exp);
-MG_OP(log);
-MG_OP(sqrt);
-MG_OP(pow);
-MG_OP(sigmoid);
-MG_OP(tanh);
-MG_OP(relu);
-MG_OP(softplus);
-MG_OP(clamp);
-MG_OP(scale);
-MG_OP(add_scalar);
-MG_OP(scale_shift);
-MG_OP(where);
+MG_OP_READS(add, kReadsNothing);
+MG_OP_READS(sub, kReadsNothing);
+MG_OP_READS(mul, kReadsInputs);
+MG_OP_READS(mul_complement, kReadsInputs);
+MG_OP_READS(div, reads_inputs({1}, /*output=*/true));
+MG_OP_READS(prelu, kReadsInputs);
+MG_OP_READS(neg, kReadsNothing);
+MG_OP_READS(exp, kReadsOutput);
+MG_OP_READS(log, kReadsInputs);
+MG_OP_READS(sqrt, kReadsOutput);
+MG_OP_READS(pow, kReadsInputs);
+MG_OP_READS(sigmoid, kReadsOutput);
+MG_OP_READS(tanh, kReadsOutput);
+MG_OP_READS(relu, kReadsInputs);
+MG_OP_READS(softplus, kReadsInputs);
+MG_OP_READS(clamp, kReadsInputs);
+MG_OP_READS(scale, kReadsNothing);
+MG_OP_READS(add_scalar, kReadsNothing);
+MG_OP_READS(scale_shift, kReadsNothing);
+MG_OP_READS(where, reads_inputs({0}));
 
 // ---------------------------------------------------------------- binary: z = f(a, b)
 // da and db are dz/da and dz/db at one element.

@@ -16,10 +16,10 @@
 namespace memgrad {
 namespace {
 
-MG_OP(matmul);
-MG_OP(addmm);
-MG_OP(bmm);
-MG_OP(outer);
+MG_OP_READS(matmul, kReadsInputs);
+MG_OP_READS(addmm, reads_inputs({1, 2}));
+MG_OP_READS(bmm, kReadsInputs);
+MG_OP_READS(outer, kReadsInputs);
 
 // The beta of a gradient product: 0 stores into a gradient buffer met for the first time in this
 // backward pass (uninitialised, see Tape::grad_for_write), 1 adds into a live one.

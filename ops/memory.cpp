@@ -12,9 +12,9 @@ namespace memgrad {
 namespace {
 
 MG_OP(cumprod_exclusive);
-MG_OP(sort);
-MG_OP(gather_last);
-MG_OP(scatter_last);
+MG_OP_READS(sort, kReadsNothing);
+MG_OP_READS(gather_last, reads_inputs({1}));
+MG_OP_READS(scatter_last, reads_inputs({1}));
 // argsort's output is data (a permutation) with no gradient: a leaf OpDef, like detach. It has no
 // backward, so it needs no gradient-check case.
 const OpDef kArgsort{"argsort", /*is_leaf=*/true};

@@ -19,13 +19,13 @@
 namespace memgrad {
 namespace {
 
-MG_OP(softmax);
-MG_OP(log_softmax);
-MG_OP(cross_entropy);
+MG_OP_READS(softmax, kReadsOutput);
+MG_OP_READS(log_softmax, kReadsOutput);
+MG_OP_READS(cross_entropy, reads_inputs({1, 2}));
 MG_OP(bce_with_logits);
-MG_OP(normalize);
+MG_OP_READS(normalize, kReadsOutput);
 MG_OP(l2_norm);
-MG_OP(lstm_cell);
+MG_OP_READS(lstm_cell, reads_inputs({1}));
 
 // Below this many elements, rows run serially (a task costs more than the work).
 constexpr int64_t kParallelElems = int64_t(1) << 15;

@@ -11,9 +11,9 @@
 namespace memgrad {
 namespace {
 
-MG_OP(dropout);
-MG_OP(gumbel_softmax);
-MG_OP(bernoulli_st);
+MG_OP_READS(dropout, kReadsNothing);
+MG_OP_READS(gumbel_softmax, kReadsNothing);
+MG_OP_READS(bernoulli_st, kReadsNothing);
 
 // ---------------------------------------------------------------- dropout
 // The saved slot holds the mask in x's dtype: 0 for dropped elements, 1 / (1 - p) for kept ones.

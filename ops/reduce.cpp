@@ -12,12 +12,12 @@
 namespace memgrad {
 namespace {
 
-MG_OP(sum);
+MG_OP_READS(sum, kReadsNothing);
 MG_OP(mean);
 MG_OP(max);
-MG_OP(sum_axis);
+MG_OP_READS(sum_axis, kReadsNothing);
 MG_OP(mean_axis);
-MG_OP(max_axis);
+MG_OP_READS(max_axis, kReadsNothing);
 MG_OP(logsumexp);
 
 // ---------------------------------------------------------------- whole-tensor reductions

@@ -15,14 +15,14 @@ namespace memgrad {
 namespace {
 
 MG_OP(reshape);
-MG_OP(transpose);
-MG_OP(concat);
-MG_OP(slice);
-MG_OP(stack);
-MG_OP(gather_rows);
-MG_OP(scatter_add_rows);
-MG_OP(index_select);
-MG_OP(replace_rows);
+MG_OP_READS(transpose, kReadsNothing);
+MG_OP_READS(concat, kReadsNothing);
+MG_OP_READS(slice, kReadsNothing);
+MG_OP_READS(stack, kReadsNothing);
+MG_OP_READS(gather_rows, reads_inputs({1}));
+MG_OP_READS(scatter_add_rows, reads_inputs({1}));
+MG_OP_READS(index_select, reads_inputs({1}));
+MG_OP_READS(replace_rows, reads_inputs({1}));
 
 // Product of dims [begin, end) of s.
 int64_t prod(const Shape& s, int begin, int end) {

@@ -269,7 +269,8 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
   // One tape: its parameter leaves write Parameter::grad directly (no flush pass). With shards,
   // every shard's tape flushes, in shard order, for the same sums on any thread count.
   tape_.set_param_grads_in_place(global_shards_ == 1);
-  tape_.set_move_grads(true);  // training keeps only the parameters' gradients
+  tape_.set_move_grads(true);           // training keeps only the parameters' gradients
+  tape_.set_release_temporaries(true);  // and no value that no backward reads
   // Each shard draws its own noise (a stream of its own seed, by its index over all ranks), the
   // same for any thread count.
   auto shard_seed = [&](int64_t s) {
@@ -280,6 +281,7 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
     if (s > 0) {
       shard_tapes_.emplace_back(shard_seed(s));
       shard_tapes_.back().set_move_grads(true);
+      shard_tapes_.back().set_release_temporaries(true);
     }
     shard_batches_.emplace_back();
     shard_upstream_.push_back(Tensor::scalar(1.0, config_.dtype));

@@ -126,12 +126,13 @@ Var content_weighting(Var memory, Var keys, Var strengths, Var norms) {
            "dnc::content_weighting: keys must be [", B, ",R,", W, "], got ", shape_str(keys));
   const int64_t R = keys.dim(1);
   expect("content_weighting", "strengths", strengths, Shape{B, R});
+  Temporaries temps(*memory.tape);                     // dot and the scaled cosines die here
   Var dot = bmm(keys, memory, false, true);            // [B,R,N]
   if (!norms.defined()) norms = memory_norms(memory);  // [B,1,N]
   expect("content_weighting", "memory_norms", norms, Shape{B, 1, N});
   Var denom = add_scalar(mul(eps_norm(keys), norms), kEpsilon);  // [B,R,N]
   Var cos = div(dot, denom);
-  return softmax(mul(cos, reshape(strengths, Shape{B, R, 1})));
+  return temps.keep(softmax(mul(cos, reshape(strengths, Shape{B, R, 1}))));
 }
 
 // usage = (u + (1 - u) sg(w)) * prod_r (1 - f_r * rw_r): every product is a product op, whose
@@ -199,8 +200,10 @@ Var erase_and_write(Var memory, Var write_weights, Var erase, Var write_vector) 
   expect("erase_and_write", "write_weights", write_weights, Shape{B, N});
   expect("erase_and_write", "erase", erase, Shape{B, W});
   expect("erase_and_write", "write_vector", write_vector, Shape{B, W});
+  // The erased memory and w v^T are dead once added: only the sum stays for backward.
+  Temporaries temps(*memory.tape);
   Var kept = mul_complement(outer(write_weights, erase), memory);
-  return add(kept, outer(write_weights, write_vector));
+  return temps.keep(add(kept, outer(write_weights, write_vector)));
 }
 
 // link[i,j] = ((1 - w_i - w_j) prev_link[i,j] + w_i p_j) * (i != j);  p' = (1 - sum w) p + w
@@ -210,6 +213,7 @@ LinkResult link_update(Var prev_link, Var prev_precedence, Var write_weights) {
   const int64_t B = write_weights.dim(0), N = write_weights.dim(1);
   expect("link_update", "prev_link", prev_link, Shape{B, N, N});
   expect("link_update", "prev_precedence", prev_precedence, Shape{B, N});
+  Temporaries temps(*write_weights.tape);  // the [B,N,N] terms die once summed
   Var wi = reshape(write_weights, Shape{B, N, 1});
   Var wj = reshape(write_weights, Shape{B, 1, N});
   Var kept = mul_complement(add(wi, wj), prev_link);
@@ -217,7 +221,7 @@ LinkResult link_update(Var prev_link, Var prev_precedence, Var write_weights) {
   link = mul(link, offdiag_mask(*write_weights.tape, N, write_weights.dtype()));
   Var written = sum_axis(write_weights, -1, /*keepdim=*/true);  // [B,1]
   Var precedence = add(mul_complement(written, prev_precedence), write_weights);
-  return {link, precedence};
+  return {temps.keep(link), temps.keep(precedence)};
 }
 
 // forward = w L^T (forward[i] = sum_j L[i,j] w[j]), backward = w L (backward[i] = sum_j L[j,i]

@@ -29,9 +29,11 @@ LstmState TokenLstm::step(Tape& tape, Var ids, Var rest, const LstmState& prev) 
            "TokenLstm '", cell_.prefix(), "': ids must be [n] or [n, 1], got ",
            ids.defined() ? ids.shape().str() : "undefined");
   if (ids.shape().rank == 2) ids = reshape(ids, Shape{ids.dim(0)});
+  Temporaries temps(tape);  // the looked-up rows and the projected input die with the step
   const Var rows = embed_.lookup(table_, ids);
-  return cell_.step_split(tape, split_, projected_ ? rows : cell_.project_leading(split_, rows),
-                          rest, prev);
+  const LstmState next = cell_.step_split(
+      tape, split_, projected_ ? rows : cell_.project_leading(split_, rows), rest, prev);
+  return {temps.keep(next.h), temps.keep(next.c)};
 }
 
 LstmState run_lstm(Tape& tape, const TokenLstm& lstm, Var ids, Var mask, LstmState state,

@@ -75,11 +75,12 @@ LstmState LstmCell::step_projected(Tape& tape, Var xw_t, const LstmState& prev) 
   MG_CHECK(prev.c.defined() && prev.c.shape() == prev.h.shape(), "LstmCell '", prefix_,
            "': cell state of shape ", prev.c.defined() ? prev.c.shape().str() : "undefined",
            " does not match h of shape ", prev.h.shape());
+  Temporaries temps(tape);  // the gates and [h | c] die once h and c are cut out
   Var gates = addmm(xw_t, prev.h, tape.param(*w_h_));  // [B,4H]: i f g o
   // c = f * c_prev + i * g, h = o * tanh(c), as one op (ops/nn.hpp lstm_cell): profiling showed
   // the seven elementwise nodes it replaces costing more than the matrix products.
   Var hc = lstm_cell(gates, prev.c);
-  return {slice(hc, 1, 0, H), slice(hc, 1, H, H)};
+  return {temps.keep(slice(hc, 1, 0, H)), temps.keep(slice(hc, 1, H, H))};
 }
 
 LstmCell::SplitInput LstmCell::split_input(Tape& tape, int64_t leading) const {
@@ -185,12 +186,13 @@ Var GruCell::step(Tape& tape, Var x, Var h_prev) const {
 Var GruCell::step_projected(Tape& tape, Var xw_t, Var h_prev) const {
   const int64_t H = hidden_;
   check_step_input("GruCell", prefix_, xw_t, 3 * H, h_prev, H, "projected input");
+  Temporaries temps(tape);  // pre-activations and slices die once h is made
   Var rz = sigmoid(addmm(slice(xw_t, 1, 0, 2 * H), h_prev, tape.param(*u_rz_)));
   Var r = slice(rz, 1, 0, H);
   Var z = slice(rz, 1, H, H);
   Var n = tanh(addmm(slice(xw_t, 1, 2 * H, H), mul(r, h_prev), tape.param(*u_n_)));
   // z * h + (1 - z) * n, written as n + z * (h - n): one product fewer.
-  return add(n, mul(z, sub(h_prev, n)));
+  return temps.keep(add(n, mul(z, sub(h_prev, n))));
 }
 
 }  // namespace memgrad
