@@ -4,16 +4,20 @@
 # the seeds of AUC (macro, micro), F1 and P@1/2/5 next to the paper's (markdown), with the drug
 # popularity baseline of the same splits as a row of its own.
 #   tools/mimic_table.sh [OUT_DIR] [--data DIR] [--seeds "1 2 3"] [--jobs J] [--models "m1 ..."]
-#                        [--epochs E] [extra memgrad train flags...]
+#                        [--epochs E] [--batch B] [extra memgrad train flags...]
 # Rows: dmnc-late dmnc-early dnc lstm dual-lstm wlas binary-relevance classifier-chains, and
-# br-dx / br-proc (binary relevance on one view, Table 3's single-view rows). Runs go to
+# br-dx / br-proc (binary relevance on one view, Table 3's single-view rows). Rows not run by
+# default, for data whose patients have several admissions (the synthetic EHR's history rules):
+# dmnc-late-persistent (batch rows are patients, memory carried across their admissions:
+# --patient-rows true --persistent-memory true) and deepcare (patient rows, state carried). Runs go to
 # OUT_DIR/ROW/seed-S (default runs/mimic-table), J at a time (default 2, each --threads 1). A run
 # whose directory has metrics.json is kept, so an interrupted table completes on a second call.
 # Each run's wall time is written to its wall_seconds and its CPU time (user + system) to
 # cpu_seconds; the table's wall time is printed last.
 # Hyper-parameters: DMNC section 4.2 (embedding 64, hidden 64, word 64, 16 slots, 32 for the
 # view-concatenated DNC, one read head), Adam 1e-3, batch 16 (the demo has ~70 training
-# admissions), E epochs (default 60) with the epoch of best validation micro AUC kept.
+# admissions; --batch B for larger data), E epochs (default 60) with the epoch of best validation
+# micro AUC kept. On ehr-gen data the table adds the AUC over each planted rule type's drugs.
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
@@ -22,16 +26,27 @@ data="../shared/data/mimic-iii-demo"
 seeds="1 2 3 4 5"
 jobs=2
 epochs=60
+batch=16
 models="dmnc-late dmnc-early dnc lstm dual-lstm wlas binary-relevance classifier-chains br-dx br-proc"
 # shellcheck source=tools/table_lib.sh
 . tools/table_lib.sh
 table_setup "$@"
 
-row_model() { case "$1" in br-dx | br-proc) echo binary-relevance ;; *) echo "$1" ;; esac; }
+row_model() {
+  case "$1" in
+    br-dx | br-proc) echo binary-relevance ;;
+    dmnc-late-persistent) echo dmnc-late ;;
+    *) echo "$1" ;;
+  esac
+}
 row_flags() {
-  local rnn="--embedding 64 --hidden 64 --lr 1e-3 --batch 16 --iterations 0 --epochs $epochs --lr-decay-start 0"
+  local common="--embedding 64 --hidden 64 --batch $batch --iterations 0 --epochs $epochs --lr-decay-start 0"
+  local rnn="$common --lr 1e-3"
   case "$1" in
     dmnc-late | dmnc-early) echo "$rnn --word-size 64 --memory-slots 16 --read-heads 1" ;;
+    dmnc-late-persistent)
+      echo "$rnn --word-size 64 --memory-slots 16 --read-heads 1 --patient-rows true --persistent-memory true" ;;
+    deepcare) echo "$common --lr 1e-2 --patient-rows true" ;;
     dnc) echo "$rnn --word-size 64 --memory-slots 32 --read-heads 1" ;;
     lstm | dual-lstm | wlas) echo "$rnn" ;;
     br-dx) echo "--views dx" ;;
@@ -71,4 +86,15 @@ for m in $models; do
 done
 echo "| popularity | $(stat "$first" .popularity.auc_macro) | $(stat "$first" .popularity.auc_micro) | $(stat "$first" .popularity.f1) | $(stat "$first" .popularity.p_at_1) | $(stat "$first" .popularity.p_at_2) | $(stat "$first" .popularity.p_at_5) | - | - | - | - | - | - |"
 echo
+# ehr-gen data: macro AUC over the drugs of each planted rule type (metrics.json rule_auc_macro).
+set -- $models
+if [ "$(jq -r '.rule_auc_macro // empty | length' "$out/$1/seed-${seeds%% *}/metrics.json")" != "" ]; then
+  echo "| model | AUC, drugs of a dx rule | proc rule | dx and proc (\"and\") | earlier admission (history) | priority | base rate |"
+  echo "|---|---|---|---|---|---|---|"
+  for m in $models; do
+    r=.rule_auc_macro
+    echo "| $m | $(stat "$m" $r.dx) | $(stat "$m" $r.proc) | $(stat "$m" $r.and) | $(stat "$m" $r.history) | $(stat "$m" $r.priority) | $(stat "$m" $r.base) |"
+  done
+  echo
+fi
 awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "table wall time: %.0f s\n", b-a}'

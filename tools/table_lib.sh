@@ -2,12 +2,12 @@
 # Shared by the results-table scripts (tools/mimic_table.sh, tools/progression_table.sh), which
 # source it: their options, training every (seed, row) run and the statistics over seeds. The
 # functions read and set the caller's variables out (runs folder), data, seeds, jobs, models,
-# epochs, extra (memgrad train flags) and bin, and call its functions row_model ROW and
+# epochs, batch, extra (memgrad train flags) and bin, and call its functions row_model ROW and
 # row_flags ROW (the model and the train flags of a table row) and train_one ROW SEED, which
 # writes OUT/ROW/seed-SEED/metrics.json (train_row does it for most).
 
 # table_setup "$@": [OUT_DIR] [--data DIR] [--seeds "1 2 3"] [--jobs J] [--models "m1 ..."]
-# [--epochs E] [extra memgrad train flags...] over the caller's defaults; exits 2 on an option
+# [--epochs E] [--batch B] [extra memgrad train flags...] over the caller's defaults; exits 2 on an option
 # without its value, a bad --jobs or no jq. Then finds memgrad (building it when missing) and
 # makes OUT_DIR.
 table_setup() {
@@ -23,6 +23,7 @@ table_setup() {
       --jobs) need "$@"; jobs=$2; shift 2 ;;
       --models) need "$@"; models=$2; shift 2 ;;
       --epochs) need "$@"; epochs=$2; shift 2 ;;
+      --batch) need "$@"; batch=$2; shift 2 ;;
       *) extra+=("$1"); shift ;;
     esac
   done
@@ -70,11 +71,13 @@ run_all() {
   return "$failed"
 }
 
-# mean ± sd (sample sd, n - 1) of jq path P over the seeds of row R, in %.
+# mean ± sd (sample sd, n - 1) of jq path P over the seeds of row R, in %; "-" when the runs'
+# metrics.json lack P (a rule type's AUC on data that has no rules).
 stat() {
   local r=$1 p=$2 s
-  for s in $seeds; do jq -r "$p" "$out/$r/seed-$s/metrics.json"; done |
-    awk '{x[NR]=$1; t+=$1} END{m=t/NR; v=0; for(i=1;i<=NR;i++) v+=(x[i]-m)^2;
+  for s in $seeds; do jq -r "$p // \"-\"" "$out/$r/seed-$s/metrics.json"; done |
+    awk '$1 == "-" {missing=1} {x[NR]=$1; t+=$1}
+         END{if (missing) {printf "-"; exit} m=t/NR; v=0; for(i=1;i<=NR;i++) v+=(x[i]-m)^2;
          sd=NR>1?sqrt(v/(NR-1)):0; printf "%.1f ± %.1f", 100*m, 100*sd}'
 }
 
