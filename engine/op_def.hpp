@@ -15,15 +15,23 @@ namespace memgrad {
 // forward pass (Tape::release_temporaries). An op that declares nothing reads everything; a
 // declaration that claims too little is caught by tests/engine/test_backward_reads.cpp, which
 // poisons the values declared unread in every gradient-check case and compares the gradients.
+// A product's factors are read only for each other's gradients (d(ab)/da = b): with `pair` = k,
+// inputs k and k + 1 are each read only when the other one needs a gradient (a mask or a
+// constant factor needs none, so the other factor's value is dead after the forward pass).
 struct BackwardReads {
   uint32_t inputs = ~0u;
   bool output = true;
+  int8_t pair = -1;
   constexpr bool input(int k) const { return (inputs >> std::min(k, 31)) & 1u; }
 };
 inline constexpr BackwardReads kReadsEverything{};
 inline constexpr BackwardReads kReadsNothing{0u, false};
 inline constexpr BackwardReads kReadsInputs{~0u, false};
 inline constexpr BackwardReads kReadsOutput{0u, true};
+// Inputs `first` and first + 1, each only for the other's gradient (a product's factors).
+constexpr BackwardReads reads_factors(int first = 0) {
+  return BackwardReads{3u << first, false, int8_t(first)};
+}
 // The inputs listed (by position) and, when `output`, the op's own output.
 constexpr BackwardReads reads_inputs(std::initializer_list<int> inputs, bool output = false) {
   uint32_t bits = 0;

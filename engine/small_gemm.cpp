@@ -27,6 +27,11 @@ constexpr int64_t kMaxTransposedB = 8192;
 // Above this many bytes of B, OpenBLAS's cache blocking wins: LIBXSMM's kernels stream B once per
 // block of C's columns (measured with `memgrad bench ops`: square products of 1024).
 constexpr int64_t kMaxBBytes = int64_t(1) << 20;
+// LIBXSMM generates, and keeps, a kernel per shape (about 8 KB of code each), and a batch's rows
+// change from step to step as its sequences end: dmnc-late on sum2seq made 863 kernels (7 MB),
+// most of them one per row count 1-50 of the same product. A product of more rows runs as blocks
+// of this many and a remainder, so that 16 kernels at most serve every row count.
+constexpr int64_t kRowBlock = 16;
 // A B^T with at most this many outputs per matrix is computed as dot products (dot_product_nt).
 constexpr int64_t kMaxDotOutputs = 128;
 
@@ -141,6 +146,20 @@ bool run(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_
     for (int64_t i = 0; i < batch; ++i)
       dot_product_nt(m, n, k, a + i * stride_a, lda, b + i * stride_b, ldb, beta, c + i * stride_c,
                      ldc);
+    return true;
+  }
+  // One product's rows of C in blocks of kRowBlock (see there): kernels for a full block and
+  // for the remainder, each row computed as by one kernel for all rows.
+  if (batch == 1 && !trans_a && !trans_b && m > kRowBlock) {
+    const int64_t rest = m % kRowBlock, full = m - rest;
+    const auto block = dispatch(T(), XBlas(n), XBlas(kRowBlock), XBlas(k), XBlas(ldb), XBlas(lda),
+                                XBlas(ldc), beta, 0);
+    const auto tail = rest ? dispatch(T(), XBlas(n), XBlas(rest), XBlas(k), XBlas(ldb), XBlas(lda),
+                                      XBlas(ldc), beta, 0)
+                           : block;
+    if (!block || !tail) return false;
+    for (int64_t r = 0; r < full; r += kRowBlock) block(b, a + r * lda, c + r * ldc);
+    if (rest) tail(b, a + full * lda, c + full * ldc);
     return true;
   }
   // B as LIBXSMM's A: [k, n] row-major; a transposed one is copied so (leading dim n).

@@ -263,7 +263,11 @@ void Tape::mark_read_values(size_t begin) {
     if (reads.output) read_[i] = 1;
     for (int k = 0; k < n.num_inputs; ++k) {
       const size_t in = size_t(input_id(NodeId(i), k));
-      if (in >= begin && reads.input(k)) read_[in] = 1;
+      if (in < begin || !reads.input(k)) continue;
+      // A factor of a product is read only for the other factor's gradient.
+      const bool factor = reads.pair >= 0 && (k == reads.pair || k == reads.pair + 1);
+      if (!factor || nodes_[size_t(input_id(NodeId(i), 2 * reads.pair + 1 - k))].requires_grad)
+        read_[in] = 1;
     }
   }
 }
@@ -276,16 +280,27 @@ void Tape::release_temporaries(NodeId begin, std::span<const Var> keep) noexcept
     if (v.tape == this && size_t(v.id) >= first) read_[size_t(v.id)] = 1;
   // Anomaly mode checks a value when the next op is recorded: the newest one waits for that.
   const size_t stop = detect_anomaly_ && end > 0 ? end - 1 : end;
-  for (size_t i = first; i < stop; ++i) {
-    if (read_[i] || !(bound_[i] & kValueBound) || nodes_[i].view) continue;
-    size_t bytes = 0;
-    // A value someone else holds (a view of it, a caller's copy) stays.
-    if (void* p = values_[i].sole_arena_block(bytes)) {
-      arena_.give_back(p, bytes);
-      released_bytes_ += bytes;
-      bound_[i] = uint8_t((bound_[i] & ~kValueBound) | kReleased);
-    }
+  for (size_t i = first; i < stop; ++i)
+    if (!read_[i]) release_node(i);
+}
+
+void Tape::release_node(size_t i) noexcept {
+  if (!(bound_[i] & kValueBound) || nodes_[i].view) return;  // leaves and views own nothing
+  size_t bytes = 0;
+  // A value someone else holds (a view of it, a caller's copy) stays.
+  if (void* p = values_[i].sole_arena_block(bytes)) {
+    arena_.give_back(p, bytes);
+    released_bytes_ += bytes;
+    bound_[i] = uint8_t((bound_[i] & ~kValueBound) | kReleased);
   }
+}
+
+void Tape::release_value(Var v) noexcept {
+  if (!release_temporaries_ || v.tape != this) return;
+  const size_t i = size_t(v.id);
+  if (detect_anomaly_ && i + 1 == nodes_.size()) return;  // checked when the next op is recorded
+  mark_read_values(i);
+  if (!read_[i]) release_node(i);
 }
 
 void Tape::poison_unread_values() {

@@ -172,6 +172,9 @@ class Tape {
   void set_release_temporaries(bool on) { release_temporaries_ = on; }
   bool releases_temporaries() const { return release_temporaries_; }
   void release_temporaries(NodeId begin, std::span<const Var> keep) noexcept;
+  // release_temporaries for the one node v: its value is given back now unless a backward reads
+  // it (its own op's, or a consumer's recorded so far); no op recorded later may take v.
+  void release_value(Var v) noexcept;
   // Bytes of values released since the last reset() (memgrad bench prints them).
   size_t released_bytes() const { return released_bytes_; }
   // For the test of the ops' BackwardReads: fills with NaN every computed value that no backward
@@ -251,6 +254,8 @@ class Tape {
   void retire(NodeId id, NodeId loss);
   // read_[i] for the nodes from `begin` on: whether a backward reads node i's value (temporaries).
   void mark_read_values(size_t begin);
+  // Gives node i's value back to the arena as a temporary, when it is the sole holder of it.
+  void release_node(size_t i) noexcept;
 
   Arena arena_;
   std::vector<Node> nodes_;
@@ -349,6 +354,9 @@ class TapeScope {
 class Temporaries {
  public:
   explicit Temporaries(Tape& tape) : tape_(tape), begin_(NodeId(tape.size())) {}
+  // A scope that also takes over `first`, recorded before it, and whatever came after `first`:
+  // for a function whose input is dead once the function has read it.
+  Temporaries(Tape& tape, Var first) : tape_(tape), begin_(first.id) {}
   ~Temporaries() { tape_.release_temporaries(begin_, std::span<const Var>(kept_.data(), kept_n_)); }
   Temporaries(const Temporaries&) = delete;
   Temporaries& operator=(const Temporaries&) = delete;

@@ -14,8 +14,8 @@ namespace {
 
 MG_OP_READS(add, kReadsNothing);
 MG_OP_READS(sub, kReadsNothing);
-MG_OP_READS(mul, kReadsInputs);
-MG_OP_READS(mul_complement, kReadsInputs);
+MG_OP_READS(mul, reads_factors());
+MG_OP_READS(mul_complement, reads_factors());
 MG_OP_READS(div, reads_inputs({1}, /*output=*/true));
 MG_OP_READS(prelu, kReadsInputs);
 MG_OP_READS(neg, kReadsNothing);

@@ -24,4 +24,10 @@ Var bmm(Var a, Var b, bool trans_a = false, bool trans_b = false);
 // Batched outer product: out[i, p, q] = a[i, p] * b[i, q]; a [B, n], b [B, m] -> [B, n, m].
 Var outer(Var a, Var b);
 
+// (1 - a b^T) * x per batch row: out[i, p, q] = (1 - a[i, p] b[i, q]) x[i, p, q]; a [B, n],
+// b [B, m], x [B, n, m]. The value of mul_complement(outer(a, b), x) without the outer product as
+// a node of its own, which that product's backward would keep (the DNC's erase: a the write
+// weights, b the erase vector, x the memory).
+Var mul_complement_outer(Var a, Var b, Var x);
+
 }  // namespace memgrad

@@ -73,6 +73,7 @@ Interface parse_interface(Var raw, const MemoryConfig& cfg) {
            "dnc::parse_interface: the raw interface must be [B, ", S, "] for R = ", R, ", W = ", W,
            ", got ", shape_str(raw));
   const int64_t B = raw.dim(0);
+  Temporaries temps(*raw.tape, raw);  // raw and the parts' pre-activations die here
   int64_t at = 0;
   auto take = [&](int64_t n) {
     Var v = slice(raw, 1, at, n);
@@ -91,6 +92,9 @@ Interface parse_interface(Var raw, const MemoryConfig& cfg) {
   f.write_gate = reshape(sigmoid(take(1)), Shape{B});
   f.read_modes = softmax(reshape(take(3 * R), Shape{B, R, 3}));
   MG_CHECK(at == S, "dnc::parse_interface: layout covers ", at, " of ", S, " columns");
+  for (Var v : {f.read_keys, f.read_strengths, f.write_key, f.write_strength, f.erase,
+                f.write_vector, f.free_gates, f.alloc_gate, f.write_gate, f.read_modes})
+    temps.keep(v);
   return f;
 }
 
@@ -200,9 +204,10 @@ Var erase_and_write(Var memory, Var write_weights, Var erase, Var write_vector) 
   expect("erase_and_write", "write_weights", write_weights, Shape{B, N});
   expect("erase_and_write", "erase", erase, Shape{B, W});
   expect("erase_and_write", "write_vector", write_vector, Shape{B, W});
-  // The erased memory and w v^T are dead once added: only the sum stays for backward.
+  // The erased memory and w v^T are dead once added: only the sum stays for backward (and the
+  // erase product w e^T is never a value: mul_complement_outer recomputes it in backward).
   Temporaries temps(*memory.tape);
-  Var kept = mul_complement(outer(write_weights, erase), memory);
+  Var kept = mul_complement_outer(write_weights, erase, memory);
   return temps.keep(add(kept, outer(write_weights, write_vector)));
 }
 

@@ -72,6 +72,8 @@ int64_t interface_size(const MemoryConfig& cfg);
 //     write gate       1    sigmoid
 //     read modes       3R   head-major, 3 per head in the order (backward, content, forward);
 //                           softmax over each head's 3
+// raw is consumed: on a tape that releases temporaries its memory is given back here, so it must
+// not be an op's input again (such an op is refused with an error).
 Interface parse_interface(Var raw, const MemoryConfig& cfg);
 
 // The initial state for a batch of B: memory, weights and read vectors filled with `fill`

@@ -160,12 +160,15 @@ ForwardResult Decoder::run_sequence(Tape& tape, const Batch& batch, const Forwar
       hs.push_back(state.h);
       for (int64_t b : live) positions.push_back(b * L + t);
     }
+    // The steps' outputs gathered into one product; the pieces die once joined.
+    Temporaries temps(tape);
     if (!pack)
       logits = out_(tape, features(stack(hs, 1), context_out ? stack(cs, 1) : Var{}));  // [B,L,V]
     else
       logits = unpack(
           hs.empty() ? Var{}
                      : out_(tape, features(concat(hs, 0), context_out ? concat(cs, 0) : Var{})));
+    temps.keep(logits);
   } else {
     // Greedy decoding: ids[b, t] holds y*_{t-1}, the argmax of step t-1's logits computed on
     // values (no gradient), written before step t reads it.

@@ -24,6 +24,10 @@ TokenLstm::TokenLstm(Tape& tape, const Embedding& embed, const LstmCell& cell, i
   table_ = projected_ ? cell.project_leading(split_, embed.table(tape)) : embed.table(tape);
 }
 
+TokenLstm::~TokenLstm() {
+  if (projected_) table_.tape->release_value(table_);
+}
+
 LstmState TokenLstm::step(Tape& tape, Var ids, Var rest, const LstmState& prev) const {
   MG_CHECK(ids.defined() && (ids.shape().rank == 1 || (ids.shape().rank == 2 && ids.dim(1) == 1)),
            "TokenLstm '", cell_.prefix(), "': ids must be [n] or [n, 1], got ",

@@ -26,6 +26,11 @@ LstmState concat_states(const LstmState& a, const LstmState& b);
 class TokenLstm {
  public:
   TokenLstm(Tape& tape, const Embedding& embed, const LstmCell& cell, int64_t tokens = -1);
+  // The projected table is dead once the steps that look it up are recorded: given back (on a
+  // tape that releases temporaries) when this object ends, so it is neither copied nor moved.
+  ~TokenLstm();
+  TokenLstm(const TokenLstm&) = delete;
+  TokenLstm& operator=(const TokenLstm&) = delete;
   const LstmCell& cell() const { return cell_; }
   // ids [n] or [n, 1] (whole numbers in [0, V)), rest [n, in - E] (undefined when in = E) -> the
   // new state of those n rows.

@@ -13,10 +13,11 @@ ReadInterface parse_read_interface(Var raw, const dnc::MemoryConfig& m) {
            "parse_read_interface: the raw read interface must be [M, ", read_interface_size(m),
            "], got ", raw.defined() ? raw.shape().str() : std::string("undefined"));
   const int64_t M = raw.dim(0);
+  Temporaries temps(*raw.tape, raw);  // raw and the modes' pre-activations die here
   ReadInterface r;
-  r.keys = reshape(slice(raw, 1, 0, R * W), Shape{M, R, W});
-  r.strengths = oneplus(slice(raw, 1, R * W, R));
-  r.modes = softmax(reshape(slice(raw, 1, R * W + R, 3 * R), Shape{M, R, 3}));
+  r.keys = temps.keep(reshape(slice(raw, 1, 0, R * W), Shape{M, R, W}));
+  r.strengths = temps.keep(oneplus(slice(raw, 1, R * W, R)));
+  r.modes = temps.keep(softmax(reshape(slice(raw, 1, R * W + R, 3 * R), Shape{M, R, 3})));
   return r;
 }
 

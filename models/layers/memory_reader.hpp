@@ -27,7 +27,8 @@ struct ReadInterface {
 inline int64_t read_interface_size(const dnc::MemoryConfig& m) {
   return m.read_heads * m.word + 4 * m.read_heads;
 }
-// Splits raw [M, R*W + 4R] (keys | strengths | modes) and applies the transforms.
+// Splits raw [M, R*W + 4R] (keys | strengths | modes) and applies the transforms. raw is
+// consumed, as by dnc::parse_interface.
 ReadInterface parse_read_interface(Var raw, const dnc::MemoryConfig& m);
 
 // Write-protected reads of K memories with ONE read function (Eq. 12-13: the same m_read^d reads

@@ -15,18 +15,20 @@ using namespace memgrad;
 
 namespace {
 
-// The case's input gradients for upstream gradient `upstream_seed`-random; with `poison`, every
-// value no backward reads is NaN when backward runs. The case's inputs enter through a computed
-// copy (add_scalar 0, or detach for indices and masks), so that they too are values a release
-// could give back, not leaves owned by the caller.
+// The case's input gradients for a fixed random upstream gradient; with `poison`, every value no
+// backward reads is NaN when backward runs. The case's inputs enter through a computed copy
+// (add_scalar 0, or detach for indices, masks and the input `constant`, when >= 0, which then
+// needs no gradient), so that they too are values a release could give back, not leaves owned
+// by the caller.
 std::vector<Tensor> input_gradients(const GradCase& c, const std::vector<GradInput>& inputs,
-                                    bool poison) {
+                                    bool poison, int constant = -1) {
   Tape tape(c.options.seed);
   std::vector<Var> leaves, vars;
   for (const GradInput& in : inputs) {
-    Var leaf = tape.input(in.value, in.differentiable);
+    const bool grad = in.differentiable && int(leaves.size()) != constant;
+    Var leaf = tape.input(in.value, grad);
     leaves.push_back(leaf);
-    vars.push_back(in.differentiable ? add_scalar(leaf, 0.0) : detach(leaf));
+    vars.push_back(grad ? add_scalar(leaf, 0.0) : detach(leaf));
   }
   Var out = c.build(tape, vars);
   Rng rng(7);
@@ -54,11 +56,17 @@ TEST_CASE("no backward reads a value its op declares unread (every gradient-chec
   for (const GradCase& c : all_grad_cases()) {
     Rng rng(c.options.seed);
     const std::vector<GradInput> inputs = c.make_inputs(rng);
-    const std::vector<Tensor> clean = input_gradients(c, inputs, false);
-    const std::vector<Tensor> poisoned = input_gradients(c, inputs, true);
-    for (size_t k = 0; k < clean.size(); ++k) {
-      INFO(c.name, ": input ", k, "'s gradient changes when the values declared unread are NaN");
-      CHECK(same_bits(clean[k], poisoned[k]));
+    // As the case is, and with each differentiable input in turn a constant (a product's other
+    // factor is then declared unread: BackwardReads::pair).
+    for (int constant = -1; constant < int(inputs.size()); ++constant) {
+      if (constant >= 0 && !inputs[size_t(constant)].differentiable) continue;
+      const std::vector<Tensor> clean = input_gradients(c, inputs, false, constant);
+      const std::vector<Tensor> poisoned = input_gradients(c, inputs, true, constant);
+      for (size_t k = 0; k < clean.size(); ++k) {
+        INFO(c.name, ": input ", k, "'s gradient (input ", constant,
+             " constant) changes when the values declared unread are NaN");
+        CHECK(same_bits(clean[k], poisoned[k]));
+      }
     }
     ++cases;
   }
