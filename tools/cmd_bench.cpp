@@ -515,6 +515,7 @@ int bench_model(Words words) {
                         {"shards", trainer.shards()},
                         {"tape_nodes", trainer.tape_nodes()},
                         {"arena_mib", double(trainer.arena_high_water()) / (1 << 20)},
+                        {"released_mib", double(trainer.released_bytes()) / (1 << 20)},
                         {"peak_rss_mib", peak_rss_mib()}};
   if (profile) out["profile"] = profile_json(ops.sorted(), steps);
   if (flags["json"].get<bool>()) {
@@ -536,7 +537,10 @@ int bench_model(Words words) {
   std::printf("  heap allocations per step after %lld warm-up steps: %s\n  peak RSS: %.1f MiB\n",
               (long long)warmup, alloc_text(out["allocs_per_step"]).c_str(),
               double(out["peak_rss_mib"]));
-  std::printf("  tape arenas: %.1f MiB written in one step at most\n", double(out["arena_mib"]));
+  std::printf(
+      "  tape arenas: %.1f MiB written in one step at most; the last step released %.1f "
+      "MiB of values no backward reads\n",
+      double(out["arena_mib"]), double(out["released_mib"]));
   if (profile) print_profile(out["profile"], st.median);
   return 0;
 }

@@ -345,6 +345,12 @@ size_t Trainer::arena_high_water() const {
   return n;
 }
 
+size_t Trainer::released_bytes() const {
+  size_t n = tape_.released_bytes();
+  for (const Tape& t : shard_tapes_) n += t.released_bytes();
+  return n;
+}
+
 void Trainer::set_detect_anomaly(bool on) {
   tape_.set_detect_anomaly(on);
   for (Tape& t : shard_tapes_) t.set_detect_anomaly(on);

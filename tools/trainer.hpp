@@ -112,6 +112,8 @@ class Trainer {
   size_t tape_nodes() const;  // nodes recorded by the last step, over all shards
   // Over all shard tapes: the most arena bytes one step wrote (what stays resident).
   size_t arena_high_water() const;
+  // Over all shard tapes: the bytes of values the last step gave back as temporaries.
+  size_t released_bytes() const;
   void set_detect_anomaly(bool on);
 
  private:
