@@ -166,6 +166,22 @@ bool run(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_
     if (rest) tail(b, a + full * lda, c + full * ldc);
     return true;
   }
+  // A^T B over many rows (a weight's gradient, k = the batch's rows): the rows in blocks too,
+  // the first block with the caller's beta and the others added on.
+  if (batch == 1 && trans_a && !trans_b && k > kRowBlock) {
+    const int64_t rest = k % kRowBlock, full = k - rest;
+    auto kernel_for = [&](int64_t kk, T b0) {
+      return dispatch(T(), XBlas(n), XBlas(m), XBlas(kk), XBlas(ldb), XBlas(lda), XBlas(ldc), b0,
+                      LIBXSMM_GEMM_FLAG_TRANS_B);
+    };
+    const auto first = kernel_for(kRowBlock, beta), more = kernel_for(kRowBlock, T(1));
+    const auto tail = rest ? kernel_for(rest, T(1)) : more;
+    if (!first || !more || !tail) return false;
+    for (int64_t p = 0; p < full; p += kRowBlock)
+      (p == 0 ? first : more)(b + p * ldb, a + p * lda, c);
+    if (rest) tail(b + full * ldb, a + full * lda, c);
+    return true;
+  }
   // B as LIBXSMM's A: [k, n] row-major; a transposed one is copied so (leading dim n).
   const auto kernel =
       dispatch(T(), XBlas(n), XBlas(m), XBlas(k), XBlas(trans_b ? n : ldb), XBlas(lda), XBlas(ldc),

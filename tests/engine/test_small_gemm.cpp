@@ -53,10 +53,12 @@ void check_against_openblas(double tolerance) {
   struct Dims {
     int64_t m, n, k;
   };
-  // A memory's reads and keys (one head), an outer-like k = 1, odd sizes, and weights of a step.
+  // A memory's reads and keys (one head), an outer-like k = 1, odd sizes, and weights of a step;
+  // rows (m, and k of A^T B) in whole 16-row blocks and with a remainder (small_gemm's kRowBlock).
   for (const Dims d :
        {Dims{1, 16, 64}, Dims{1, 64, 16}, Dims{16, 64, 1}, Dims{3, 5, 7}, Dims{50, 512, 128},
-        Dims{50, 128, 512}, Dims{7, 33, 1}, Dims{64, 264, 128}, Dims{1, 512, 64}})
+        Dims{50, 128, 512}, Dims{7, 33, 1}, Dims{64, 264, 128}, Dims{1, 512, 64},
+        Dims{37, 40, 21}, Dims{32, 24, 48}, Dims{17, 9, 17}})
     for (int64_t batch : {1, 3})
       for (int flags = 0; flags < 4; ++flags)
         for (T beta : {T(0), T(1)}) {
