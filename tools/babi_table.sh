@@ -3,7 +3,7 @@
 # table (markdown) next to the paper columns of the AMN paper's Table 1 (AMN | EntNet | DMN+ |
 # MemN2N | EncDec, plus the DNC paper's joint 10k column), and writes it as JSON (OUT_DIR/table.json).
 #   tools/babi_table.sh [OUT_DIR] [--model M] [--set en|en-10k] [--runs K] [--select valid|train]
-#                       [--seed S] [--jobs N] [--per-story] [--report-only]
+#                       [--seed S] [--tasks "T1 T2 ..."] [--jobs N] [--per-story] [--report-only]
 #                       [extra memgrad train flags...]
 # --model (default memn2n) is any model of the babi task (its registration picks the view it reads).
 # --per-story (EntNet) trains every task in per-story mode: --babi-view memory-story, one memory
@@ -19,7 +19,10 @@
 # lowest training error (--select train, the official MemN2N code's rule), ties going to the other
 # error and then to the lower seed. The test error is never used to select. Runs go to
 # OUT_DIR/taskT (K = 1) or OUT_DIR/taskT/seedS; their output to OUT_DIR/logs/, their wall time to
-# OUT_DIR/times/.
+# OUT_DIR/times/. With K > 1 a finished one-run table's OUT_DIR/taskT counts as that task's run of
+# the seed it was trained with, so more seeds can be added to a table after the fact.
+# --tasks (default all 20) trains only the tasks listed (e.g. the failed ones, with --runs K); the
+# table still reports every task from the runs that exist.
 # --jobs N (default 1) trains N runs at once; with N > 1 each run gets --threads 1 unless the extra
 # flags set --threads. A run whose directory has metrics.json is kept, so an interrupted table is
 # completed by running the same command again. --report-only trains nothing and reports the runs
@@ -33,7 +36,7 @@ cd "$(dirname "$0")/.."
 me="babi_table.sh"
 out="runs/babi-memn2n"
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then out=$1; shift; fi
-model=memn2n set=en runs=1 select=valid seed=1 jobs=1 report_only=0
+model=memn2n set=en runs=1 select=valid seed=1 jobs=1 report_only=0 tasks=$(seq 1 20)
 extra=()
 need() { [ $# -ge 2 ] || { echo "$me: $1 takes a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
@@ -43,6 +46,7 @@ while [ $# -gt 0 ]; do
     --runs) need "$@"; runs=$2; shift 2 ;;
     --select) need "$@"; select=$2; shift 2 ;;
     --seed) need "$@"; seed=$2; shift 2 ;;
+    --tasks) need "$@"; tasks=$2; shift 2 ;;
     --jobs) need "$@"; jobs=$2; shift 2 ;;
     --report-only) report_only=1; shift ;;
     --per-story) extra+=(--babi-view memory-story); shift ;;
@@ -58,6 +62,10 @@ case "$seed" in '' | *[!0-9]*) echo "$me: --seed takes a whole number, got '$see
 case "$select" in valid | train) ;; *) echo "$me: --select takes valid or train, got '$select'" >&2; exit 2 ;; esac
 case "$set" in en | en-10k) ;; *) echo "$me: --set takes en or en-10k, got '$set'" >&2; exit 2 ;; esac
 case "$model" in '' | *[!a-z0-9-]*) echo "$me: bad --model '$model'" >&2; exit 2 ;; esac
+for t in $tasks; do
+  case "$t" in [1-9] | 1[0-9] | 20) ;; *) echo "$me: --tasks takes task numbers 1-20, got '$t'" >&2; exit 2 ;; esac
+done
+[ -n "${tasks// /}" ] || { echo "$me: --tasks needs at least one task" >&2; exit 2; }
 has_flag() { local f; for f in ${extra[@]+"${extra[@]}"}; do [ "$f" = "$1" ] && return 0; done; return 1; }
 if [ "$jobs" -gt 1 ] && ! has_flag --threads; then extra+=(--threads 1); fi
 bin="${MEMGRAD_BIN:-${MEMGRAD_BUILD_DIR:-build}/memgrad}"
@@ -71,7 +79,17 @@ field() {
   [ -n "$v" ] || { echo "$me: no $2 in $1" >&2; exit 1; }
   echo "$v"
 }
-run_dir() { if [ "$runs" -eq 1 ]; then echo "$out/task$1"; else echo "$out/task$1/seed$2"; fi; }
+# Task $1's run of seed $2: OUT/taskT with one run per task, else OUT/taskT/seedS, or the one-run
+# table's OUT/taskT when it was trained with that seed.
+run_dir() {
+  if [ "$runs" -eq 1 ]; then echo "$out/task$1"; return; fi
+  if [ ! -f "$out/task$1/seed$2/metrics.json" ] && [ -f "$out/task$1/metrics.json" ] &&
+    [ "$(field "$out/task$1/config.json" seed)" = "$2" ]; then
+    echo "$out/task$1"
+  else
+    echo "$out/task$1/seed$2"
+  fi
+}
 tag() { echo "task$1_seed$2"; }
 
 # ---- training (N runs at once), each run's wall time to OUT_DIR/times, its output to OUT_DIR/logs
@@ -90,7 +108,7 @@ one_run() {  # task seed: never fails; the exit code goes to OUT_DIR/logs/<tag>.
 }
 started=$(date +%s.%N)
 pending=()
-for t in $(seq 1 20); do
+for t in $tasks; do
   for s in $(seq "$seed" $((seed + runs - 1))); do
     if [ -f "$(run_dir "$t" "$s")/metrics.json" ]; then
       [ "$report_only" -eq 1 ] || echo "task $t seed $s: kept $(run_dir "$t" "$s")" >&2

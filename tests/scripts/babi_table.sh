@@ -48,6 +48,20 @@ fi
 tools/babi_table.sh "$tmp/en" --jobs 2 "${flags[@]}" > /dev/null 2> "$tmp/again.err"
 [ "$(grep -c 'kept' "$tmp/again.err")" -eq 20 ] || fail "a second invocation retrained runs"
 
+# More seeds for some tasks afterwards: --runs 2 --tasks "2 7" trains seed 2 of tasks 2 and 7 only,
+# and seed 1 is the one-run table's run of each task.
+tools/babi_table.sh "$tmp/en" --runs 2 --tasks "2 7" "${flags[@]}" > "$tmp/more.md" 2> "$tmp/more.err" ||
+  { cat "$tmp/more.err"; fail "adding seeds failed"; }
+[ -f "$tmp/en/task2/seed2/metrics.json" ] && [ -f "$tmp/en/task7/seed2/metrics.json" ] ||
+  fail "--runs 2 --tasks '2 7' did not train seed 2 of tasks 2 and 7"
+[ ! -e "$tmp/en/task3/seed2" ] && [ ! -e "$tmp/en/task2/seed1" ] || fail "trained more than asked"
+grep -q 'task 2 seed 1: kept .*/en/task2$' "$tmp/more.err" || fail "the one-run table's run was not reused"
+grep -q '"complete": true' "$tmp/en/table.json" || fail "the table with added seeds is not complete"
+for bad in "--tasks 21" "--tasks x"; do
+  rc=0; tools/babi_table.sh "$tmp/x" $bad > /dev/null 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || fail "'$bad' exited $rc, not 2"
+done
+
 # EntNet per story: every task's run reads the memory-story view.
 tools/babi_table.sh "$tmp/story" --model entnet --per-story --jobs 2 "${flags[@]}" --memory-slots 2 \
   > "$tmp/story.md" 2> "$tmp/story.err" || { cat "$tmp/story.err"; fail "the per-story table failed"; }
