@@ -13,7 +13,7 @@ namespace memgrad {
 // stands for the 32nd input and all after it) and its own output's. A value that no backward
 // reads is dead once its consumers are recorded, and a tape may give its memory back during the
 // forward pass (Tape::release_temporaries). An op that declares nothing reads everything; a
-// declaration that claims too little is caught by tests/engine/test_backward_reads.cpp, which
+// declaration that claims too little is caught by tests/ops/test_backward_reads.cpp, which
 // poisons the values declared unread in every gradient-check case and compares the gradients.
 // A product's factors are read only for each other's gradients (d(ab)/da = b): with `pair` = k,
 // inputs k and k + 1 are each read only when the other one needs a gradient (a mask or a

@@ -285,7 +285,7 @@ void Tape::release_temporaries(NodeId begin, std::span<const Var> keep) noexcept
 }
 
 void Tape::release_node(size_t i) noexcept {
-  if (!(bound_[i] & kValueBound) || nodes_[i].view) return;  // leaves and views own nothing
+  if (!owns_value(i)) return;
   size_t bytes = 0;
   // A value someone else holds (a view of it, a caller's copy) stays.
   if (void* p = values_[i].sole_arena_block(bytes)) {
@@ -306,8 +306,7 @@ void Tape::release_value(Var v) noexcept {
 void Tape::poison_unread_values() {
   mark_read_values(0);
   for (size_t i = 0; i < nodes_.size(); ++i)
-    if (!read_[i] && (bound_[i] & kValueBound) && !nodes_[i].view)
-      values_[i].fill(std::numeric_limits<double>::quiet_NaN());
+    if (!read_[i] && owns_value(i)) values_[i].fill(std::numeric_limits<double>::quiet_NaN());
 }
 
 void Tape::check_value(NodeId id) const {

@@ -170,7 +170,6 @@ class Tape {
   // one that does is refused with an error naming both nodes. Off by default, since inspection
   // reads intermediate values after the fact; the trainer turns it on.
   void set_release_temporaries(bool on) { release_temporaries_ = on; }
-  bool releases_temporaries() const { return release_temporaries_; }
   void release_temporaries(NodeId begin, std::span<const Var> keep) noexcept;
   // release_temporaries for the one node v: its value is given back now unless a backward reads
   // it (its own op's, or a consumer's recorded so far); no op recorded later may take v.
@@ -254,6 +253,8 @@ class Tape {
   void retire(NodeId id, NodeId loss);
   // read_[i] for the nodes from `begin` on: whether a backward reads node i's value (temporaries).
   void mark_read_values(size_t begin);
+  // Whether node i's value is this step's arena memory of its own (not a leaf's or a view's).
+  bool owns_value(size_t i) const { return (bound_[i] & kValueBound) && !nodes_[i].view; }
   // Gives node i's value back to the arena as a temporary, when it is the sole holder of it.
   void release_node(size_t i) noexcept;
 
