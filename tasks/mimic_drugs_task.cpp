@@ -28,7 +28,11 @@ const nlohmann::json kDefaults = {{"data_dir", "../shared/data/mimic-iii-demo"},
                                   {"top_drugs", 300},
                                   {"split_seed", 1},
                                   {"patient_rows", false},
+                                  {"select_on", "auc_micro"},
                                   {"seed", 1}};
+
+// The validation metrics an epoch can be kept by (`select_on`).
+constexpr const char* kSelectable[] = {"auc_micro", "auc_macro", "f1"};
 
 constexpr uint64_t kOrderSalt = 0x9e7a'0019'0000'0002ULL;
 constexpr int kTopK[] = {1, 2, 5};
@@ -108,9 +112,14 @@ class MimicDrugsTask : public Task {
       o.split_seed = uint64_t(whole(settings_, "split_seed", 0, INT64_MAX));
       seed_ = uint64_t(whole(settings_, "seed", 0, INT64_MAX));
       patient_rows_ = settings_.at("patient_rows").get<bool>();
+      select_on_ = settings_.at("select_on").get<std::string>();
     } catch (const nlohmann::json::exception& e) {
       fail("mimic-drugs: bad setting type (", e.what(), ")");
     }
+    MG_CHECK(std::find(std::begin(kSelectable), std::end(kSelectable), select_on_) !=
+                 std::end(kSelectable),
+             "mimic-drugs: select_on (--select-on) must be auc_micro, auc_macro or f1, got '",
+             select_on_, "'");
     data_ = mimic::make_drug_data(o);
     const std::vector<mimic::DrugSample>* splits[3] = {&data_.train, &data_.valid, &data_.test};
     for (int s = 0; s < 3 && patient_rows_; ++s) {
@@ -245,9 +254,9 @@ class MimicDrugsTask : public Task {
   std::optional<double> selection_score(const Predictor& predict, int64_t batch_size,
                                         DType dtype) override {
     const Scored s = score(predict, data_.valid, batch_size, dtype);
-    return drug_metrics(s.labels, s.probs).at("auc_micro").get<double>();
+    return drug_metrics(s.labels, s.probs).at(select_on_).get<double>();
   }
-  std::string selection_metric() const override { return "valid_auc_micro"; }
+  std::string selection_metric() const override { return "valid_" + select_on_; }
 
   // ---- inspection: test admissions by index
   int64_t test_examples() const override { return int64_t(data_.test.size()); }
@@ -518,6 +527,7 @@ class MimicDrugsTask : public Task {
   nlohmann::json settings_;
   mimic::DrugData data_;
   uint64_t seed_ = 1;
+  std::string select_on_;  // the validation metric that keeps an epoch (kSelectable)
   std::unordered_map<std::string, std::string> rule_types_;  // ehr-gen data: drug code -> rule type
   // patient_rows: per split (train, valid, test) each patient's samples in time order, and their
   // counts; the training epochs' lock-step order.

@@ -11,6 +11,7 @@
 #include "tasks/csv_stream.hpp"
 #include "tasks/mimic_drugs.hpp"
 #include "tasks/mimic_ehr.hpp"
+#include "tasks/task.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
 #include "tests/test_util.hpp"
 
@@ -331,4 +332,17 @@ TEST_CASE("mimic-drugs: too few patients for three splits is an Error") {
   mimic::DrugOptions o;
   o.load.data_dir = tmp.path.string();
   CHECK(contains(error_of([&] { mimic::make_drug_data(o); }), "the three splits need at least 3"));
+}
+
+TEST_CASE("mimic-drugs: select_on names the validation metric that keeps an epoch") {
+  TempDir tmp;
+  fx::write_tables(tmp.path, fx::make_tables(24));
+  const std::string dir = tmp.path.string();
+  CHECK(create_task("mimic-drugs", {{"data_dir", dir}})->selection_metric() == "valid_auc_micro");
+  CHECK(create_task("mimic-drugs", {{"data_dir", dir}, {"select_on", "auc_macro"}})
+            ->selection_metric() == "valid_auc_macro");
+  CHECK(contains(error_of([&] {
+                   create_task("mimic-drugs", {{"data_dir", dir}, {"select_on", "p_at_1"}});
+                 }),
+                 "select_on (--select-on) must be auc_micro, auc_macro or f1, got 'p_at_1'"));
 }
