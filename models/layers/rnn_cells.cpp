@@ -156,7 +156,7 @@ Var StackedLstm::step_projected(Tape& tape, Var xw_t, std::span<LstmState> state
 // ------------------------------------------------------------------------------------------- GRU
 
 GruCell::GruCell(ParameterSet& params, const std::string& prefix, int64_t input_size,
-                 int64_t hidden, Rng& rng)
+                 int64_t hidden, Rng& rng, double gate_bias)
     : prefix_(prefix), input_size_(input_size), hidden_(hidden) {
   check_sizes("GruCell", prefix, input_size, hidden);
   const double limit = fused_glorot_limit(input_size, hidden, 3);
@@ -164,6 +164,7 @@ GruCell::GruCell(ParameterSet& params, const std::string& prefix, int64_t input_
   u_rz_ = &params.add_uniform(prefix + ".U_rz", Shape{hidden, 2 * hidden}, -limit, limit, rng);
   u_n_ = &params.add_uniform(prefix + ".U_n", Shape{hidden, hidden}, -limit, limit, rng);
   b_ = &params.add(prefix + ".b", Shape{3 * hidden});
+  for (int64_t j = 0; j < 2 * hidden; ++j) b_->value.set(j, gate_bias);
 }
 
 Var GruCell::zero_state(Tape& tape, int64_t batch, DType dtype) const {

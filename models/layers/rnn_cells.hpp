@@ -118,12 +118,14 @@ class StackedLstm {
 //     n     = tanh(x W_n + (r * h_prev) U_n + b_n)
 //     h     = z * h_prev + (1 - z) * n           (z = 1 keeps the previous state)
 // Parameters: "<prefix>.W_x" [in,3H] (blocks r, z, n), "<prefix>.U_rz" [H,2H], "<prefix>.U_n"
-// [H,H], "<prefix>.b" [3H] (zero). Because r multiplies h before U_n, a step takes two recurrent
+// [H,H], "<prefix>.b" [3H]: the r and z blocks start at `gate_bias` (0 by default; TensorFlow's
+// GRUCell starts them at 1, so that a new cell keeps sigmoid(1) = 73 % of its state per step),
+// the candidate's at 0. Because r multiplies h before U_n, a step takes two recurrent
 // products ([B,H]x[H,2H], then [B,H]x[H,H]).
 class GruCell {
  public:
   GruCell(ParameterSet& params, const std::string& prefix, int64_t input_size, int64_t hidden,
-          Rng& rng);
+          Rng& rng, double gate_bias = 0.0);
 
   int64_t input_size() const { return input_size_; }
   int64_t hidden() const { return hidden_; }

@@ -17,6 +17,9 @@ nlohmann::json defaults(bool bidirectional) {
   d["embedding"] = 192;  // paper section 4
   d["control"] = 128;    // D_c (reference code's hidden size; matches the paper's 846 / 793)
   d["reverse_hidden"] = bidirectional ? 128 : 0;
+  // The reverse GRU's r and z start at sigmoid(1), as TensorFlow's GRUCell (the reference code's
+  // cell) and the grounded cell start theirs.
+  if (bidirectional) d["reverse_gate_bias"] = 1.0;
   return d;
 }
 
@@ -36,7 +39,8 @@ Grnn::Grnn(const std::string& name, const nlohmann::json& config, DType dtype, u
   // Embeddings uniform +-0.5 / E, as the reference code initialises them.
   embed_table_ =
       &params_.add_uniform("embed", Shape{vocab_, E}, -0.5 / double(E), 0.5 / double(E), rng);
-  if (R > 0) reverse_.emplace(params_, "reverse", E, R, rng);
+  if (R > 0)
+    reverse_.emplace(params_, "reverse", E, R, rng, config_.at("reverse_gate_bias").get<double>());
   cell_.emplace(params_, "grnn", E + R, labels_, C, rng);
   bias_ = &params_.add("out.b", Shape{labels_});
 }

@@ -15,6 +15,9 @@ nlohmann::json defaults(bool bidirectional) {
   d["embedding"] = 192;                    // paper section 4
   d["hidden"] = bidirectional ? 64 : 128;  // per direction
   d["bidirectional"] = bidirectional;
+  // r and z start at sigmoid(1), as TensorFlow's GRUCell (the reference code's cell) and our grnn
+  // start them: a new cell keeps 73 % of its state per word instead of half.
+  d["gate_bias"] = 1.0;
   return d;
 }
 
@@ -44,11 +47,12 @@ TextGru::TextGru(const std::string& name, const nlohmann::json& config, DType dt
   const int64_t E = layers::config_int(config_, name, "embedding");
   const int64_t H = layers::config_int(config_, name, "hidden");
   const bool bi = config_.at("bidirectional").get<bool>();
+  const double gate_bias = config_.at("gate_bias").get<double>();
   Rng rng(seed);
   embed_table_ =
       &params_.add_uniform("embed", Shape{vocab_, E}, -0.5 / double(E), 0.5 / double(E), rng);
-  forward_.emplace(params_, "gru", E, H, rng);
-  if (bi) reverse_.emplace(params_, "reverse", E, H, rng);
+  forward_.emplace(params_, "gru", E, H, rng, gate_bias);
+  if (bi) reverse_.emplace(params_, "reverse", E, H, rng, gate_bias);
   out_ = layers::Linear(params_, "out", bi ? 2 * H : H, labels_, rng);
 }
 

@@ -14,6 +14,7 @@
 #include "models/layers/linear.hpp"
 #include "models/layers/lstm_runner.hpp"
 #include "models/layers/rnn_cells.hpp"
+#include "models/model.hpp"
 #include "ops/ops.hpp"
 
 using namespace memgrad;
@@ -159,6 +160,33 @@ TEST_CASE("LstmCell: two steps against the equations computed with loops") {
     check_close(p.h.value().to_vector(), want_h[1], tol);
     check_close(p.c.value().to_vector(), want_c[1], tol);
   }
+}
+
+TEST_CASE("GruCell: the r and z biases start at gate_bias, the candidate's at 0") {
+  ParameterSet params(DType::f64);
+  Rng rng(3);
+  const int64_t H = 3;
+  GruCell plain(params, "plain", 2, H, rng);
+  GruCell keeping(params, "keeping", 2, H, rng, 1.0);
+  const Tensor &b0 = params.get("plain.b").value, &b1 = params.get("keeping.b").value;
+  for (int64_t j = 0; j < 3 * H; ++j) {
+    CHECK(b0.at(j) == 0.0);
+    CHECK(b1.at(j) == (j < 2 * H ? 1.0 : 0.0));
+  }
+  // The text baselines take TensorFlow's GRUCell start (the reference code's cell); a flag
+  // overrides it.
+  const auto gru =
+      create_model("text-gru", {{"input_vocab", 5}, {"labels", 2}, {"hidden", 2}}, DType::f64, 1);
+  CHECK(gru->params().get("gru.b").value.to_vector() ==
+        std::vector<double>{1.0, 1.0, 1.0, 1.0, 0.0, 0.0});
+  const auto flat = create_model(
+      "text-bigru", {{"input_vocab", 5}, {"labels", 2}, {"hidden", 1}, {"gate_bias", 0.0}},
+      DType::f64, 1);
+  CHECK(flat->params().get("reverse.b").value.to_vector() == std::vector<double>{0.0, 0.0, 0.0});
+  const auto bigrnn = create_model(
+      "bigrnn", {{"input_vocab", 5}, {"labels", 2}, {"control", 2}, {"reverse_hidden", 1}},
+      DType::f64, 1);
+  CHECK(bigrnn->params().get("reverse.b").value.to_vector() == std::vector<double>{1.0, 1.0, 0.0});
 }
 
 TEST_CASE("GruCell: two steps against Cho et al.'s equations computed with loops") {
