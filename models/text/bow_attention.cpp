@@ -15,7 +15,8 @@ nlohmann::json defaults() {
   nlohmann::json d = task_dims();
   d["embedding"] = 192;  // paper section 4
   d["window"] = 2;
-  d["attention"] = 64;
+  d["scorer"] = "linear";  // the reference code's; "tanh": the planning notes' form
+  d["attention"] = 64;     // the tanh scorer's hidden size
   return d;
 }
 
@@ -28,13 +29,20 @@ BowAttention::BowAttention(const nlohmann::json& config, DType dtype, uint64_t s
   labels_ = layers::config_int(config_, "bow-attention", "labels");
   const int64_t E = layers::config_int(config_, "bow-attention", "embedding");
   window_ = layers::config_int(config_, "bow-attention", "window", 0);
-  attention_ = layers::config_int(config_, "bow-attention", "attention");
+  const std::string scorer = config_.at("scorer").get<std::string>();
+  MG_CHECK(scorer == "linear" || scorer == "tanh",
+           "bow-attention: scorer must be linear or tanh, got '", scorer, "'");
+  linear_ = scorer == "linear";
+  attention_ = linear_ ? 1 : layers::config_int(config_, "bow-attention", "attention");
   Rng rng(seed);
   embed_table_ =
       &params_.add_uniform("embed", Shape{vocab_, E}, -0.5 / double(E), 0.5 / double(E), rng);
   window_proj_ = layers::Linear(params_, "attn.w", E, (2 * window_ + 1) * attention_, rng, false);
-  attn_bias_ = &params_.add("attn.b", Shape{attention_});
-  attn_v_ = &params_.add_glorot("attn.v", Shape{attention_, 1}, rng);
+  // A bias on a linear score would shift every word's score alike and cancel in the softmax.
+  if (!linear_) {
+    attn_bias_ = &params_.add("attn.b", Shape{attention_});
+    attn_v_ = &params_.add_glorot("attn.v", Shape{attention_, 1}, rng);
+  }
   out_ = layers::Linear(params_, "out", E, labels_, rng);
 }
 
@@ -60,7 +68,8 @@ ForwardResult BowAttention::forward(Tape& tape, const Batch& batch, const Forwar
     pre = pre.defined() ? add(pre, share) : share;
   }
   const Var scores =
-      reshape(matmul(tanh(add(pre, tape.param(*attn_bias_))), tape.param(*attn_v_)), Shape{B, T});
+      reshape(linear_ ? pre : matmul(tanh(add(pre, tape.param(*attn_bias_))), tape.param(*attn_v_)),
+              Shape{B, T});
   // Padding positions: -1e30 before the softmax, so their weight is exactly 0.
   Var pad = tape.constant(Shape{B, T}, dtype, 0.0);
   Tensor& pv = tape.value(pad.id);
@@ -78,7 +87,8 @@ const bool kRegistered = [] {
   register_model(
       {.name = "bow-attention",
        .summary = "neural bag of words with attention from each word's neighbourhood (window "
-                  "+-2), shared by all labels (GRNN paper, section 4 baseline; task codiesp)",
+                  "+-2, a linear score as the reference code's, or --scorer tanh), shared by all "
+                  "labels (GRNN paper, section 4 baseline; task codiesp)",
        .create = [](const nlohmann::json& c, DType d,
                     uint64_t s) { return std::make_unique<BowAttention>(c, d, s); },
        .default_config = defaults(),
@@ -87,7 +97,13 @@ const bool kRegistered = [] {
                           {"input_vocab", 7},
                           {"labels", 3},
                           {"embedding", 3},
+                          {"window", 1}},
+                         {{"variant", "tanh-scorer"},
+                          {"input_vocab", 7},
+                          {"labels", 3},
+                          {"embedding", 3},
                           {"window", 1},
+                          {"scorer", "tanh"},
                           {"attention", 2}}},
        .check_batch = [](Rng& rng, DType dtype,
                          Batch& batch) { make_check_batch(rng, dtype, batch, 3, 4, 7, 3); }});

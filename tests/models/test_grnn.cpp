@@ -192,3 +192,20 @@ TEST_CASE("text models: a batch's predictions are those of each note alone (pack
     }
   }
 }
+
+TEST_CASE("bow-attention: the linear scorer has one score weight per window offset and no bias") {
+  const nlohmann::json cfg = {{"input_vocab", 9}, {"labels", 3}, {"embedding", 4}, {"window", 1}};
+  const auto linear = create_model("bow-attention", cfg, DType::f64, 1);
+  CHECK(linear->params().get("attn.w.w").value.shape() == Shape{4, 3});
+  CHECK(linear->params().find("attn.b") == nullptr);
+  nlohmann::json tanh_cfg = cfg;
+  tanh_cfg["scorer"] = "tanh";
+  tanh_cfg["attention"] = 5;
+  const auto tanh_model = create_model("bow-attention", tanh_cfg, DType::f64, 1);
+  CHECK(tanh_model->params().get("attn.w.w").value.shape() == Shape{4, 15});
+  CHECK(tanh_model->params().get("attn.v").value.shape() == Shape{5, 1});
+  nlohmann::json bad = cfg;
+  bad["scorer"] = "relu";
+  CHECK_THROWS_WITH_AS(create_model("bow-attention", bad, DType::f64, 1),
+                       doctest::Contains("scorer must be linear or tanh, got 'relu'"), Error);
+}
