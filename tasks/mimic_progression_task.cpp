@@ -195,6 +195,79 @@ class MimicProgressionTask : public Task {
     return line;
   }
 
+  // ---- inspection: the test patients' steps in order (patient by patient), each as a batch of
+  // one; the patient's earlier steps are its context, so a carried memory is what evaluation had.
+  int64_t test_examples() const override { return count_steps(data_.test); }
+  void test_example(int64_t index, DType dtype, Batch& batch) override {
+    shown_ = test_step(index);
+    fill_one(shown_.first, shown_.second, dtype, batch);
+  }
+  int64_t test_example_context(int64_t index) const override { return test_step(index).second; }
+  void test_example_context_batch(int64_t index, int64_t k, DType dtype, Batch& batch) override {
+    const auto [patient, step] = test_step(index);
+    MG_CHECK(k >= 0 && k < step, "mimic-progression: test sample ", index, " has ", step,
+             " earlier steps, not ", k + 1);
+    fill_one(patient, k, dtype, batch);
+  }
+  // The admission's codes by name, the next admission's label diagnoses, and the model's and the
+  // history baseline's five highest-scored diagnoses.
+  Lines describe_example(const Batch& batch, const Tensor& predictions) const override {
+    const int64_t v = data_.labels();
+    MG_CHECK(
+        batch.size == 1 && predictions.rank() == 2 && predictions.dim(1) == v && shown_.first >= 0,
+        "mimic-progression: predictions of shape ", predictions.shape(), " for a batch of ",
+        batch.size, " with ", v, " diagnoses (a test_example first)");
+    const mimic::ProgressionPatient& patient = data_.test[size_t(shown_.first)];
+    const int64_t k = shown_.second;
+    const mimic::ProgressionStep& step = patient.steps[size_t(k)];
+    Lines lines;
+    lines.emplace_back("patient", "subject " + std::to_string(patient.subject) + ", admission " +
+                                      std::to_string(k + 1) + " of " +
+                                      std::to_string(patient.steps.size() + 1) + " (test patient " +
+                                      std::to_string(shown_.first) + ")");
+    auto names = [](const std::vector<int32_t>& tokens, auto&& name) {
+      std::string list;
+      for (int32_t t : tokens) list += (list.empty() ? "" : ", ") + (t >= 2 ? name(t) : "<unseen>");
+      return list.empty() ? std::string("(none)") : list;
+    };
+    lines.emplace_back("diagnoses", names(step.dx, [&](int32_t t) {
+                         return data_.dx_units[size_t(data_.dx_vocab[size_t(t - 2)])];
+                       }));
+    lines.emplace_back("procedures", names(step.proc, [&](int32_t t) {
+                         return data_.ehr.proc_codes[size_t(data_.proc_vocab[size_t(t - 2)])];
+                       }));
+    std::string truth;
+    for (int32_t j : step.labels) truth += (truth.empty() ? "" : ", ") + data_.label_name(j);
+    lines.emplace_back("next admission",
+                       truth.empty() ? "(no label diagnosis: not scored)" : truth);
+    // The history baseline's score of evaluation: admissions 1..a holding it, ties by frequency.
+    std::vector<double> history(data_.label_frequency);
+    for (double& h : history) h *= 0.5;
+    for (int64_t i = 0; i <= k; ++i)
+      for (int32_t j : patient.steps[size_t(i)].dx_labels) history[size_t(j)] += 1;
+    auto top = [&](const std::vector<double>& score, bool probability) {
+      std::vector<int32_t> order(static_cast<size_t>(v));
+      std::iota(order.begin(), order.end(), 0);
+      const size_t n = std::min<size_t>(5, order.size());
+      std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(n), order.end(),
+                        [&](int32_t a, int32_t b) { return score[size_t(a)] > score[size_t(b)]; });
+      std::string list;
+      char value[32];
+      for (size_t i = 0; i < n; ++i) {
+        const int32_t j = order[i];
+        std::snprintf(value, sizeof value, probability ? " %.3f" : " %g", score[size_t(j)]);
+        const bool hit = std::binary_search(step.labels.begin(), step.labels.end(), j);
+        list += (i ? ", " : "") + data_.label_name(j) + value + (hit ? " (true)" : "");
+      }
+      return list;
+    };
+    std::vector<double> p(static_cast<size_t>(v));
+    for (int64_t j = 0; j < v; ++j) p[size_t(j)] = sigmoid(predictions.at(j));
+    lines.emplace_back("top 5 (model)", top(p, true));
+    lines.emplace_back("top 5 (history)", top(history, false));
+    return lines;
+  }
+
  private:
   struct Scored {
     metrics::LabelMatrix labels;
@@ -309,6 +382,20 @@ class MimicProgressionTask : public Task {
     return s;
   }
 
+  // Test step `index` (over the test patients' steps in order) as (patient, step).
+  std::pair<int64_t, int64_t> test_step(int64_t index) const {
+    MG_CHECK(index >= 0 && index < count_steps(data_.test), "mimic-progression: test sample ",
+             index, " out of range (", count_steps(data_.test), " steps)");
+    int64_t p = 0;
+    while (index >= int64_t(data_.test[size_t(p)].steps.size()))
+      index -= int64_t(data_.test[size_t(p++)].steps.size());
+    return {p, index};
+  }
+  void fill_one(int64_t patient, int64_t k, DType dtype, Batch& batch) const {
+    const int64_t rows[1] = {patient};
+    mimic::fill_step(data_, data_.test, rows, k, 1, dtype, batch);
+  }
+
   static int64_t count_steps(const std::vector<mimic::ProgressionPatient>& split) {
     int64_t n = 0;
     for (const auto& p : split) n += int64_t(p.steps.size());
@@ -369,6 +456,7 @@ class MimicProgressionTask : public Task {
   // lock-step order.
   std::array<std::vector<int64_t>, 3> lengths_;
   mutable PatientLockstep lockstep_;
+  std::pair<int64_t, int64_t> shown_{-1, 0};  // the last test_example()'s (patient, step)
 };
 
 const bool kRegistered = [] {

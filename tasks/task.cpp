@@ -68,6 +68,11 @@ void Task::test_example(int64_t index, DType dtype, Batch& batch) {
   fail("task ", name(), " has no single test samples to inspect");
 }
 
+void Task::test_example_context_batch(int64_t index, int64_t k, DType dtype, Batch& batch) {
+  (void)index, (void)k, (void)dtype, (void)batch;
+  fail("task ", name(), ": test sample ", index, " has no earlier batches");
+}
+
 void Task::text_example(const std::string& text, DType dtype, Batch& batch) {
   (void)text, (void)dtype, (void)batch;
   fail("task ", name(), " does not read samples written as text (use --sample N)");

@@ -81,6 +81,15 @@ class Task {
   virtual int64_t test_examples() const { return 0; }
   // Test sample `index` (0 <= index < test_examples()) as a batch of one.
   virtual void test_example(int64_t index, DType dtype, Batch& batch);
+  // The batches of one that come before test sample `index` in its row (a patient's earlier
+  // admissions, which a model that carries memory from batch to batch reads first): how many (0
+  // by default), and batch k of them (0 <= k < that many), in order. inspect runs them, untraced,
+  // before the sample.
+  virtual int64_t test_example_context(int64_t index) const {
+    (void)index;
+    return 0;
+  }
+  virtual void test_example_context_batch(int64_t index, int64_t k, DType dtype, Batch& batch);
   // A batch of one from a sample written in the task's own notation (sum2seq: "3 1 4 / 1 5 9").
   virtual void text_example(const std::string& text, DType dtype, Batch& batch);
   // A batch of one with the model's prediction scores for it, as named lines for a reader

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "engine/error.hpp"
@@ -177,6 +178,48 @@ TEST_CASE("mimic-progression task: the history baseline repeats the chronic diag
   CHECK(m.at("frequency").at("p_at_1").get<double>() == doctest::Approx(1.0));
   for (const char* k : {"p_at_1", "p_at_2", "p_at_3", "auc_micro"}) CHECK(m.at(k).is_number());
   CHECK(task->format_metrics(m).find("history") != std::string::npos);
+}
+
+TEST_CASE("mimic-progression task: inspection's samples are the test steps, after their context") {
+  TempDir tmp;
+  fx::write_tables(tmp.path, fx::make_progression_tables(48));
+  auto task = create_task("mimic-progression", {{"data_dir", tmp.path.string()}});
+  const mimic::ProgressionData d = make_data(tmp.path);
+  int64_t steps = 0;
+  for (const auto& p : d.test) steps += int64_t(p.steps.size());
+  REQUIRE(task->test_examples() == steps);
+  Batch sample, context, direct;
+  int64_t index = 0;
+  for (int64_t p = 0; p < int64_t(d.test.size()); ++p)
+    for (int64_t k = 0; k < int64_t(d.test[size_t(p)].steps.size()); ++k, ++index) {
+      CAPTURE(index);
+      // Its context is the patient's earlier steps, the first of them starting the patient.
+      REQUIRE(task->test_example_context(index) == k);
+      const int64_t rows[1] = {p};
+      for (int64_t j = 0; j < k; ++j) {
+        task->test_example_context_batch(index, j, DType::f32, context);
+        mimic::fill_step(d, d.test, rows, j, 1, DType::f32, direct);
+        CHECK(context.get("x1").to_vector() == direct.get("x1").to_vector());
+        CHECK(context.get("patient_start").at(0) == (j == 0 ? 1 : 0));
+      }
+      CHECK_THROWS_AS(task->test_example_context_batch(index, k, DType::f32, context), Error);
+      task->test_example(index, DType::f32, sample);
+      mimic::fill_step(d, d.test, rows, k, 1, DType::f32, direct);
+      for (const char* f : {"x1", "x2", "labels", "patient_start"})
+        CHECK(sample.get(f).to_vector() == direct.get(f).to_vector());
+    }
+  // The last sample described: its codes by name, the next admission, and both top-5 lists; the
+  // chronic category (in every admission) leads the history's.
+  const Tensor flat = Tensor::zeros(Shape{1, d.labels()}, DType::f32);
+  const Task::Lines lines = task->describe_example(sample, flat);
+  std::map<std::string, std::string> by_key(lines.begin(), lines.end());
+  for (const char* key :
+       {"patient", "diagnoses", "procedures", "next admission", "top 5 (model)", "top 5 (history)"})
+    CHECK(by_key.count(key) == 1);
+  CHECK(by_key["top 5 (history)"].rfind("250 ", 0) == 0);
+  CHECK(by_key["top 5 (history)"].find("(true)") != std::string::npos);
+  CHECK(by_key["next admission"].find("250") != std::string::npos);
+  CHECK_THROWS_AS(task->test_example(steps, DType::f32, sample), Error);
 }
 
 TEST_CASE("mimic-progression: bad input and too few eligible patients are Errors") {

@@ -381,3 +381,33 @@ TEST_CASE(
   CHECK(bad.error.find("rules.json: not the rules.json of `memgrad ehr-gen`") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.path / "bad"));
 }
+
+TEST_CASE("mimic-progression: inspection runs a patient's earlier admissions before the sample") {
+  TempDir tmp;
+  fx::write_tables(tmp.path, fx::make_progression_tables(48));
+  auto task = create_task("mimic-progression", {{"data_dir", tmp.path.string()}});
+  auto model = make_dmnc(*task, true);
+  // The first test sample with two earlier steps.
+  int64_t index = 0;
+  while (task->test_example_context(index) < 2) ++index;
+  Batch batch;
+  // As memgrad inspect runs it: the context batches, then the sample.
+  for (int64_t k = 0; k < 2; ++k) {
+    task->test_example_context_batch(index, k, DType::f64, batch);
+    predict(*model, batch);
+  }
+  task->test_example(index, DType::f64, batch);
+  const std::vector<double> with_context = predict(*model, batch);
+  // The patient stepped from its first admission, as evaluation steps it, gives the same scores.
+  for (int64_t k = 0; k < 3; ++k) {
+    task->test_example(index - 2 + k, DType::f64, batch);
+    const std::vector<double> p = predict(*model, batch);
+    if (k == 2) CHECK(p == with_context);
+  }
+  // Without its context the persistent memory starts empty (or from the previous patient's
+  // state): different scores, which is why inspect runs the context.
+  model->reset_state();
+  task->test_example(index, DType::f64, batch);
+  const int64_t v = task->model_dims().at("output_vocab").get<int64_t>();
+  CHECK(row_diff(predict(*model, batch), with_context, 0, v) > 1e-9);
+}
