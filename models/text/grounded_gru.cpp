@@ -49,6 +49,7 @@ GroundedState GroundedGruCell::step_projected(Tape& tape, Var xw_t,
            "GroundedGruCell '", prefix_, "': projected input ", xw_t.shape(), ", g ",
            prev.g.shape(), ", c ", prev.c.shape(), " (want [B, ", 3 * G, "], [B, ", L, "], [B, ", H,
            "])");
+  Temporaries temps(tape);  // the gates' pieces die once g and c are cut out of h
   const Var d = tape.param(*d_), bm = tape.param(*b_mat_);
   const Var& g = prev.g;
   const Var& c = prev.c;
@@ -68,7 +69,7 @@ GroundedState GroundedGruCell::step_projected(Tape& tape, Var xw_t,
       tanh(add(addmm(slice(xw_t, 1, 2 * G, G), c_reset, tape.param(*w_cn_)), from_g_n));
   const Var h_prev = concat({g, c}, 1);
   const Var h = add(cand, mul(u, sub(h_prev, cand)));
-  return {slice(h, 1, 0, L), slice(h, 1, L, H)};
+  return {temps.keep(slice(h, 1, 0, L)), temps.keep(slice(h, 1, L, H))};
 }
 
 }  // namespace memgrad::text
