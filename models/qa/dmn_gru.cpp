@@ -47,6 +47,7 @@ Var DmnGru::step(Tape& tape, Var xw, int64_t column, Var h_prev, Var gate) const
   if (attention_)
     MG_CHECK(gate.shape() == Shape({xw.dim(0), 1}), "DmnGru '", prefix_, "': gate must be [",
              xw.dim(0), ", 1], got ", gate.shape());
+  Temporaries temps(tape);                         // the gates' pieces die once h is made
   const Var hu = matmul(h_prev, tape.param(*u_));  // [B, G*H]
   const int64_t gates = (G - 1) * H;               // sigmoid blocks: u, r or r alone
   const Var sig = sigmoid(add(slice(xw, 1, column, gates), slice(hu, 1, 0, gates)));
@@ -54,7 +55,7 @@ Var DmnGru::step(Tape& tape, Var xw, int64_t column, Var h_prev, Var gate) const
   const Var cand = tanh(add(slice(xw, 1, column + gates, H), mul(r, slice(hu, 1, gates, H))));
   const Var u = attention_ ? gate : slice(sig, 1, 0, H);
   // u o h~ + (1 - u) o h, written h + u o (h~ - h): one product fewer.
-  return add(h_prev, mul(u, sub(cand, h_prev)));
+  return temps.keep(add(h_prev, mul(u, sub(cand, h_prev))));
 }
 
 }  // namespace memgrad

@@ -164,6 +164,7 @@ Var EntNet::memory_pass(Tape& tape, const Tensor& story, const Tensor& mask,
   Var h = add(tape.constant(Shape{b, k, d}, dtype, 0.0), keys);
   if (states) states->push_back(h);
   for (int64_t t = 0; t < steps; ++t) {
+    Temporaries temps(tape);  // the gate's and candidate's pieces die once h is made
     const Var s_t = reshape(slice(sent, 0, t, 1), Shape{b, d, 1});
     // g_j = sigmoid(s_t . h_j + s_t . w_j + b_j)                       [B, K, 1]
     const Var g = sigmoid(add(bmm(h, s_t), reshape(slice(sw, 0, t, 1), Shape{b, k, 1})));
@@ -172,7 +173,7 @@ Var EntNet::memory_pass(Tape& tape, const Tensor& story, const Tensor& mask,
     const Var cand = prelu(addmm(fixed, h, u), slope);
     // h_j <- (h_j + g_j h~_j) / ||h_j + g_j h~_j||, where sentence t is real
     const Var fresh = normalize(add(h, mul(g, cand)), norm_eps_);
-    h = where(reshape(slice(live, 0, t, 1), Shape{b, 1, 1}), fresh, h);
+    h = temps.keep(where(reshape(slice(live, 0, t, 1), Shape{b, 1, 1}), fresh, h));
     if (states) states->push_back(h);
     if (opts.trace) opts.trace->record(step_name(t, "/gate"), reshape(g, Shape{b, k}).value());
   }
