@@ -186,6 +186,8 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
               tape.constant(Shape{b, l - 1}, dtype, 0.0)};
   const auto at = [&](Var x, int64_t t, Shape shape) { return reshape(slice(x, 0, t, 1), shape); };
   for (int64_t t = 0; t < t_count; ++t) {
+    // The sentence's intermediate values die with it; what the next sentence reads is kept.
+    Temporaries temps(tape);
     const Var live_t = at(st.live, t, Shape{b, 1});
     const Var seen_t = at(st.seen, t, Shape{b, v, 1});
     // (3) D[id] += w_i over sentence t's words.
@@ -224,6 +226,9 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
       opts.trace->record(step_name(t, "edges"),
                          sentence_record(scratch_.ids, b, t_count, j, t, dtype, true));
     }
+    for (const Var& kept : {dict, w, s, banks.upper, banks.exists}) temps.keep(kept);
+    for (const Var& term : {strength_term, bank_term, move_term})
+      if (term.defined()) temps.keep(term);
   }
 
   const Var banks_all = all_banks(at(st.seen, t_count - 1, Shape{b, v, 1}), banks.upper);
