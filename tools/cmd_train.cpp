@@ -50,8 +50,9 @@ log.jsonl (one JSON line per logged step and per epoch), checkpoint.safetensors 
 optimizer state, schedule; written atomically) and metrics.json (test metrics at the end). A task
 that selects by a validation score (physionet2012: validation AUC-ROC) is scored at every epoch
 end; the best epoch's parameters go to best.safetensors (best.json says which epoch) and are the
-ones metrics.json, eval and inspect use; --patience P stops training at the end of the epoch P
-epochs past the best one (early stopping; 0 = off).
+ones metrics.json, eval and inspect use; --select-by valid_loss keeps the epoch of least
+validation loss instead (any task with validation batches; DMN+'s default); --patience P stops
+training at the end of the epoch P epochs past the best one (early stopping; 0 = off).
 Ctrl-C or SIGTERM (kill, timeout, a job scheduler) finishes the step in progress, saves a checkpoint
 and stops (exit code 130 or 143); --resume DIR continues exactly where the run stopped (the
 same losses as an uninterrupted run with the same seed and threads); a resumed run keeps its
@@ -221,9 +222,11 @@ int train(const Words& words, Ranks* ranks) {
   }
   Trainer trainer(rc, ranks);
   reject_task_set_flags(given, trainer);
-  MG_CHECK(!ranks || trainer.task().selection_metric().empty(), "task ", rc.task,
-           " selects the best epoch by ", trainer.task().selection_metric(),
-           ", which a run over several processes (mpirun) does not do yet: run one process");
+  MG_CHECK(
+      !ranks || (trainer.task().selection_metric().empty() && !trainer.selects_by_loss()), "task ",
+      rc.task, " selects the best epoch by ",
+      trainer.selects_by_loss() ? std::string("valid_loss") : trainer.task().selection_metric(),
+      ", which a run over several processes (mpirun) does not do yet: run one process");
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   if (writer) dir.create();
   std::vector<std::string> notes;
@@ -354,8 +357,7 @@ int train(const Words& words, Ranks* ranks) {
   if (start < end && end % log_every != 0) dir.append_log(loss_line(end - 1, last));
   if (end < total && !quiet)
     std::fprintf(stderr, "stopped early after epoch %lld: no better %s in %lld epochs\n",
-                 (long long)(end / per_epoch), trainer.task().selection_metric().c_str(),
-                 (long long)patience);
+                 (long long)(end / per_epoch), best.metric().c_str(), (long long)patience);
   // The metrics of the best epoch's parameters when the task selects one, else of the last
   // step's (already evaluated when an eval was due there).
   const nlohmann::json selected = best.restore();

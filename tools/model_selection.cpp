@@ -1,6 +1,7 @@
 // Model selection over epochs (see model_selection.hpp).
 #include "tools/model_selection.hpp"
 
+#include <cmath>
 #include <filesystem>
 
 #include "engine/checkpoint.hpp"
@@ -16,7 +17,9 @@ void check_record(const nlohmann::json& j, const std::string& source) {
 }  // namespace
 
 BestEpoch::BestEpoch(const RunDir& dir, Trainer& trainer)
-    : dir_(dir), trainer_(trainer), metric_(trainer.task().selection_metric()) {
+    : dir_(dir),
+      trainer_(trainer),
+      metric_(trainer.selects_by_loss() ? "valid_loss" : trainer.task().selection_metric()) {
   if (!active() || !std::filesystem::exists(dir_.best_info())) return;
   nlohmann::json j = dir_.read_json(dir_.best_info());
   check_record(j, dir_.best_info());
@@ -35,15 +38,21 @@ void BestEpoch::resume(const nlohmann::json& record) {
 
 nlohmann::json BestEpoch::end_epoch(int64_t epoch, int64_t next_step) {
   if (!active()) return nlohmann::json::object();
-  nlohmann::json line = trainer_.epoch_scores();
+  // The task's numbers are logged whichever selects (a task without a score has none).
+  nlohmann::json line = trainer_.task().selection_metric().empty() ? nlohmann::json::object()
+                                                                   : trainer_.epoch_scores();
+  const bool by_loss = metric_ == "valid_loss";
+  if (by_loss) line["valid_loss"] = trainer_.last_validation_loss();
   const nlohmann::json& value = line.at(metric_);
-  const std::optional<double> score =
-      value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+  const std::optional<double> score = value.is_number() && std::isfinite(value.get<double>())
+                                          ? std::optional<double>(value.get<double>())
+                                          : std::nullopt;
   if (!score) {
     line["best"] = false;
     return line;
   }
-  const bool better = !best_ || *score > (*best_)["value"].get<double>();
+  const double best = best_ ? (*best_)["value"].get<double>() : 0.0;
+  const bool better = !best_ || (by_loss ? *score < best : *score > best);
   if (better) {
     trainer_.save_checkpoint(dir_.best(), next_step);  // parameters only: never resumed from
     best_ = nlohmann::json{

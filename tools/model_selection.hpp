@@ -4,8 +4,10 @@
 // with best.json {"epoch", "step", "metric", "value"}. The final evaluation (metrics.json), `eval`
 // and `inspect` then use those parameters; checkpoint.safetensors stays the last step's, so a
 // resumed run continues from where it stopped and still knows the best epoch (best.json).
-// Ties keep the earlier epoch. With --patience P, training stops at the end of the epoch that is
-// P epochs past the best one (early stopping, as DMN+ trains: P = 20).
+// Ties keep the earlier epoch. With train setting select_by "valid_loss" the epoch of least
+// validation loss is kept instead (metric "valid_loss"; DMN+'s rule), for any task with validation
+// batches. With --patience P, training stops at the end of the epoch that is P epochs past the
+// best one (early stopping, as DMN+ trains: P = 20).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,8 +21,10 @@ class BestEpoch {
  public:
   // Reads the run's best.json when there is one (a resumed run).
   BestEpoch(const RunDir& dir, Trainer& trainer);
-  // True when the task selects by a validation score.
+  // True when the run selects by a validation score or loss.
   bool active() const { return !metric_.empty(); }
+  // What it selects by: the task's selection_metric(), or "valid_loss".
+  const std::string& metric() const { return metric_; }
   // At the end of `epoch` (the next step being next_step): scores the model and keeps its
   // parameters if best. Returns the fields for the epoch's log line ({metric: value, "best":
   // true|false} and the task's other epoch numbers, Task::epoch_scores), empty when the task

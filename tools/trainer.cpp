@@ -32,7 +32,7 @@ const nlohmann::json kTrainBase = {{"optimizer", "adam"}, {"lr", 1e-3},
                                    {"clip_value", 0.0},   {"lr_halve_every_epochs", 0},
                                    {"lr_decay_start", 0}, {"lr_decay_final", 0.1},
                                    {"shards", 1},         {"patience", 0},
-                                   {"unroll", 1}};
+                                   {"unroll", 1},         {"select_by", "score"}};
 
 // The keys every run has, with a model's recipe over them.
 nlohmann::json train_defaults(const ModelInfo& m) {
@@ -222,6 +222,9 @@ void check_recipe(const nlohmann::json& train) {
        {"iterations", "epochs", "lr_halve_every_epochs", "lr_decay_start", "patience"})
     MG_CHECK(train.at(key).get<int64_t>() >= 0, flag(key), " must be >= 0, got ",
              train.at(key).get<int64_t>());
+  const std::string select_by = train.at("select_by").get<std::string>();
+  MG_CHECK(select_by == "score" || select_by == "valid_loss", flag("select_by"),
+           " must be score (the task's validation score) or valid_loss, got '", select_by, "'");
   MG_CHECK(train.at("unroll").get<int64_t>() >= 1, flag("unroll"),
            " must be >= 1 (1 = an update after every batch), got ",
            train.at("unroll").get<int64_t>());
@@ -312,7 +315,11 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
       "needs one process, --shards 1 and at least two steps per epoch (a smaller --batch)");
   // Early stopping watches the epoch-end validation score of model selection.
   const int64_t patience = config_.train.at("patience").get<int64_t>();
-  MG_CHECK(patience == 0 || !task_->selection_metric().empty(), "patience (--patience ", patience,
+  MG_CHECK(!selects_by_loss() || task_->validation_batches(batch_) > 0,
+           "select_by valid_loss (--select-by) keeps the epoch of least validation loss, but task ",
+           config_.task, " has no validation batches: --select-by score");
+  MG_CHECK(patience == 0 || !task_->selection_metric().empty() || selects_by_loss(),
+           "patience (--patience ", patience,
            ") stops training when the validation score has not improved for that many epochs, "
            "but task ",
            config_.task, " scores no epochs with these settings: set --patience 0");
@@ -573,8 +580,13 @@ double Trainer::validation_loss() {
   return total / double(n);
 }
 
+bool Trainer::selects_by_loss() const {
+  return config_.train.at("select_by").get<std::string>() == "valid_loss";
+}
+
 std::string Trainer::end_epoch(int64_t epoch) {
   const double vloss = validation_loss();
+  last_validation_loss_ = vloss;
   std::string note = model_->on_epoch_end(epoch, vloss);
   return note;
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -87,6 +88,11 @@ class Trainer {
   nlohmann::json epoch_scores();
   // Called at each epoch boundary: validation, the model's schedule hook. Returns a log note.
   std::string end_epoch(int64_t epoch);
+  // The validation loss the last end_epoch computed (NaN before one, or without validation).
+  double last_validation_loss() const { return last_validation_loss_; }
+  // True when train setting select_by is "valid_loss": epochs are kept by least validation loss
+  // (DMN+'s rule) rather than by the task's validation score.
+  bool selects_by_loss() const;
   double current_lr(int64_t step) const;
 
   // `log`: where the run's log stood, for a checkpoint to resume from; null for a file of
@@ -165,6 +171,7 @@ class Trainer {
   std::string dims_changed_;  // model sizes the task gives otherwise than the run's config
   int64_t steps_per_epoch_;
   int64_t total_steps_;
+  double last_validation_loss_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Resolves `memgrad train` words into a RunConfig: trainer flags, every model config key and every

@@ -124,3 +124,41 @@ TEST_CASE("--patience on a task that scores no epochs is refused") {
                  "--out", (tmp.path / "r").string(), "--quiet"}),
       doctest::Contains("scores no epochs"), memgrad::Error);
 }
+
+TEST_CASE("--select-by valid_loss keeps the epoch of least validation loss") {
+  TempDir tmp;
+  const auto data = memgrad::test::physionet::make_data(tmp);
+  const fs::path dir = tmp.path / "by-loss";
+  REQUIRE(cmd_train(with_words(run(data.dir, dir, 5), {"--select-by", "valid_loss"})) == 0);
+  std::ifstream in(dir / "log.jsonl");
+  std::string line;
+  int epochs = 0, best_epoch = 0;
+  double best = 0;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (!j.contains("epoch")) continue;
+    ++epochs;
+    CHECK(j.contains("valid_auc_roc"));  // the task's score is still logged
+    const double loss = j.at("valid_loss").get<double>();
+    if (best_epoch == 0 || loss < best) best = loss, best_epoch = j["epoch"].get<int>();
+    CHECK(j["best"].get<bool>() == (best_epoch == j["epoch"].get<int>()));
+  }
+  REQUIRE(epochs == 5);
+  const nlohmann::json info = read_json(dir / "best.json");
+  CHECK(info["metric"] == "valid_loss");
+  CHECK(info["epoch"] == best_epoch);
+  CHECK(info["value"].get<double>() == best);
+  CHECK(read_json(dir / "metrics.json")["selected"] == info);
+}
+
+TEST_CASE("--select-by valid_loss on a task without validation batches is refused") {
+  TempDir tmp;
+  CHECK_THROWS_WITH_AS(
+      cmd_train({"--task", "sum2seq", "--model", "lstm", "--iterations", "2", "--select-by",
+                 "valid_loss", "--out", (tmp.path / "r").string(), "--quiet"}),
+      doctest::Contains("has no validation batches"), memgrad::Error);
+  CHECK_THROWS_WITH_AS(
+      cmd_train({"--task", "sum2seq", "--model", "lstm", "--iterations", "2", "--select-by", "best",
+                 "--out", (tmp.path / "s").string(), "--quiet"}),
+      doctest::Contains("must be score"), memgrad::Error);
+}
