@@ -28,7 +28,7 @@ const nlohmann::json kDefaults = {
     {"recency", 1.0},                   // extra weight of the current sentence's edges (gap 5)
     {"relevance_gate", "similarity"},   // Eq. 6 (gap 1): "similarity" or "literal"
     {"move_prob", "linear"},            // Eq. 12 (gap 2): "linear" or "strength"
-    {"bank_weighting", "learned"},      // Eq. 18 (gap 4): "learned" or "exp"
+    {"bank_weighting", "learned"},      // Eq. 18 (gap 4): "learned", "learned-positive", "exp"
     {"ctrl_grad", "straight_through"},  // "straight_through" or "loss_only" (H detached)
     {"decisions", "sample"},            // "sample", or "surrogate" (gradient checks: H = p)
     {"p_hat", 0.8},                     // L_b (gap 8)
@@ -99,7 +99,9 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
            banks_, "] (0 = all banks), got ", decode_banks_);
   settings_.literal_gate = choice(c, "relevance_gate", {"similarity", "literal"}) == "literal";
   settings_.move_by_strength = choice(c, "move_prob", {"linear", "strength"}) == "strength";
-  settings_.learned_weighting = choice(c, "bank_weighting", {"learned", "exp"}) == "learned";
+  const std::string weighting = choice(c, "bank_weighting", {"learned", "learned-positive", "exp"});
+  settings_.learned_weighting = weighting != "exp";
+  settings_.positive_temperature = weighting == "learned-positive";
   settings_.straight_through =
       choice(c, "ctrl_grad", {"straight_through", "loss_only"}) == "straight_through";
   settings_.mode = choice(c, "decisions", {"sample", "surrogate"}) == "surrogate"
@@ -138,7 +140,9 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
     p_.move_v = &params_.add_glorot("move.v", Shape{d, 1}, rng);
     p_.move_b = &params_.add("move.b", Shape{1});
   }
-  if (settings_.learned_weighting) {
+  if (settings_.positive_temperature) {
+    p_.temp = &params_.add("bank_log_temp", Shape{1});  // theta = 0: tau = e^0 = 1 at the start
+  } else if (settings_.learned_weighting) {
     p_.temp = &params_.add("bank_temp", Shape{1});
     p_.temp->value.fill(1.0);
   }
@@ -255,7 +259,9 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
   if (!opts.training) {
     stats_.add({w.value(), s.value(), q.value(), banks_all.value(), exists_all.value(), in.answer,
                 p_.h->value, p_.out_prelu->value, p_.r->value,
-                settings_.learned_weighting ? p_.temp->value.at(0) : 1.0});
+                !settings_.learned_weighting     ? 1.0
+                : settings_.positive_temperature ? std::exp(p_.temp->value.at(0))
+                                                 : p_.temp->value.at(0)});
   }
   ForwardResult r;
   r.predictions = dec.logits;
@@ -288,6 +294,8 @@ const bool kRegistered = [] {
   alt["move_prob"] = "strength";
   alt["bank_weighting"] = "exp";
   alt["prop_hops"] = 1;
+  nlohmann::json positive = check_config("surrogate-positive-temperature");
+  positive["bank_weighting"] = "learned-positive";
   nlohmann::json sampled = check_config("sampled-decisions-loss-only");
   sampled["decisions"] = "sample";
   sampled["ctrl_grad"] = "loss_only";
@@ -305,7 +313,7 @@ const bool kRegistered = [] {
                           {"batch", 32},
                           {"epochs", 100},
                           {"clip_norm", 40.0}},
-       .check_configs = {check_config("surrogate"), alt, sampled},
+       .check_configs = {check_config("surrogate"), alt, positive, sampled},
        .check_batch = qa::make_babi_check_batch});
   return true;
 }();

@@ -49,7 +49,9 @@
 //   3. Eq. 11's input [w_0 .. w_i] has a variable length: entity states laid out by word id,
 //      [V d], absent entities zero.
 //   4. d of Eq. 18 ("an exponential function"): "bank_weighting": "learned": e^{tau m}, tau a
-//      learned scalar (init 1); "exp": e^{m}. Empty banks weigh 0 (occ_m = 1 - prod(1 - m_v)).
+//      learned scalar (init 1), which training can make negative (then earlier banks weigh
+//      more, against the paper's intent); "learned-positive": tau = e^theta, theta learned (init
+//      0), always positive; "exp": e^{m}. Empty banks weigh 0 (occ_m = 1 - prod(1 - m_v)).
 //   5. Pi_prop's "emphasis on l_k": the current sentence's edges get extra weight "recency" (1);
 //      a = the mean (not the sum) of the in-neighbours' states, so that a's scale does not grow
 //      with the story; only entities with an in-neighbour are updated.

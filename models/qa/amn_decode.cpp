@@ -21,6 +21,8 @@ constexpr double kOccFloor = 1e-3;
 //   C = s (.) w                                                                    (16)
 //   ps_m = softmax_v(<C_v, q> + log(m_v + floor))    attention over bank m's entities (17)
 //   g = sum_m d_m <ps_m, C>,  d_m = read_m exists_m occ_m e^{tau m} / sum (...)     (18)
+//   (tau learned; with "learned-positive" tau = e^theta, theta learned, so later banks always
+//   weigh more)
 //   logits = PReLU(g H + q) R                                                       (19)
 Decoded decode(Tape& tape, const Params& p, const Settings& set, Var w, Var s, Var q, Var banks_all,
                Var exists_all, Var read) {
@@ -35,7 +37,10 @@ Decoded decode(Tape& tape, const Params& p, const Settings& set, Var w, Var s, V
       exp(sum_axis(log(scale_shift(banks_all, -(1.0 - kOccFloor), 1.0)), 2)), -1.0, 1.0);
   const Var index = tape.constant(Shape{l}, dt, 0.0);
   for (int64_t m = 0; m < l; ++m) tape.value(index.id).set(m, double(m));
-  const Var growth = set.learned_weighting ? exp(mul(index, tape.param(*p.temp))) : exp(index);
+  Var tau;  // gap 4: learned (any sign), learned and kept positive as e^theta, or 1
+  if (set.learned_weighting)
+    tau = set.positive_temperature ? exp(tape.param(*p.temp)) : tape.param(*p.temp);
+  const Var growth = tau.defined() ? exp(mul(index, tau)) : exp(index);
   const Var raw = mul(mul(mul(exists_all, occ), read), growth);
   const Var weights = div(raw, add_scalar(sum_axis(raw, 1, true), 1e-12));
   const Var g = reshape(bmm(reshape(weights, Shape{b, 1, l}), per_bank), Shape{b, d});

@@ -17,10 +17,11 @@ namespace memgrad::qa::amn {
 
 // The config's choices (models/qa/amn.hpp, "Gaps").
 struct Settings {
-  bool literal_gate = false;                       // gap 1: "relevance_gate" == "literal"
-  bool move_by_strength = false;                   // gap 2: "move_prob" == "strength"
-  bool learned_weighting = true;                   // gap 4: "bank_weighting" == "learned"
-  bool straight_through = true;                    // "ctrl_grad" == "straight_through"
+  bool literal_gate = false;          // gap 1: "relevance_gate" == "literal"
+  bool move_by_strength = false;      // gap 2: "move_prob" == "strength"
+  bool learned_weighting = true;      // gap 4: "bank_weighting" "learned" or "learned-positive"
+  bool positive_temperature = false;  // gap 4: "learned-positive": tau = e^theta > 0
+  bool straight_through = true;       // "ctrl_grad" == "straight_through"
   StraightThrough mode = StraightThrough::sample;  // "decisions"
   double p_hat = 0.8, beta = 0.25;
   double strength_loss = 1.0, bank_loss = 1.0, move_loss = 1.0;

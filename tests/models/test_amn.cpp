@@ -200,7 +200,7 @@ TEST_CASE("amn gap 3: Pi_new reads the last bank's entities only, laid out by wo
 }
 
 TEST_CASE(
-    "amn gap 4 and 11: bank weights grow as e^m, empty banks weigh 0; a new bank fills at "
+    "amn gap 4 and 11: bank weights grow as e^(tau m), empty banks weigh 0; a new bank fills at "
     "once") {
   Tape tape;
   const DType dt = DType::f64;
@@ -240,6 +240,29 @@ TEST_CASE(
   CHECK(bw[2] == doctest::Approx(0.0));
   // Bank 1's attention is all on its only member.
   CHECK(dec.attention.value().at(7 + 2) == doctest::Approx(1.0));
+
+  // "learned" with tau = -2: the earlier bank weighs more; "learned-positive" with theta = -2:
+  // tau = e^-2 > 0, the later bank still weighs more (by e^tau).
+  Parameter temp{"t", Tensor::full(Shape{1}, dt, -2.0), Tensor::zeros(Shape{1}, dt)};
+  p.temp = &temp;
+  settings.learned_weighting = true;
+  for (const bool positive : {false, true}) {
+    settings.positive_temperature = positive;
+    const std::vector<double> lw =
+        amn::decode(tape, p, settings, tape.input(w), tape.input(s), tape.input(q), tape.input(m),
+                    tape.constant(Shape{1, 3}, dt, 1.0), tape.constant(Shape{1, 3}, dt, 1.0))
+            .bank_weights.value()
+            .to_vector();
+    const double tau = positive ? std::exp(-2.0) : -2.0;
+    CHECK(lw[1] / lw[0] == doctest::Approx(std::exp(tau)).epsilon(2e-3));
+    CHECK((lw[1] > lw[0]) == positive);
+  }
+  // The positive form's parameter is theta (bank_log_temp, 0 at the start: tau = 1).
+  nlohmann::json positive_config = tiny("surrogate");
+  positive_config["bank_weighting"] = "learned-positive";
+  Amn positive_model(positive_config, dt, 1);
+  CHECK(positive_model.params().find("bank_temp") == nullptr);
+  CHECK(positive_model.params().get("bank_log_temp").value.at(0) == 0.0);
 }
 
 TEST_CASE("amn gap 7 and 8: E[s] targets and the Bernoulli KL") {
