@@ -38,6 +38,12 @@ constexpr int kTopK[] = {1, 2, 3};
 
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
+// The "repeat the patient's history" baseline's score of a diagnosis: the number of the patient's
+// admissions so far that have it, ties going to the more frequent on train.
+double history_score(double admissions_with_it, double train_frequency) {
+  return admissions_with_it + 0.5 * train_frequency;
+}
+
 // P@1..3 (share of the k highest-scored diagnoses that are in the next admission, averaged over
 // the scored steps) and AUC over the (step, diagnosis) pairs (micro) and per diagnosis (macro).
 nlohmann::json progression_metrics(const metrics::LabelMatrix& labels,
@@ -240,21 +246,18 @@ class MimicProgressionTask : public Task {
     for (int32_t j : step.labels) truth += (truth.empty() ? "" : ", ") + data_.label_name(j);
     lines.emplace_back("next admission",
                        truth.empty() ? "(no label diagnosis: not scored)" : truth);
-    // The history baseline's score of evaluation: admissions 1..a holding it, ties by frequency.
-    std::vector<double> history(data_.label_frequency);
-    for (double& h : history) h *= 0.5;
+    // The history baseline's score, as evaluation gives it at this step (admissions 1..a).
+    std::vector<double> seen(static_cast<size_t>(v), 0.0), history(static_cast<size_t>(v));
     for (int64_t i = 0; i <= k; ++i)
-      for (int32_t j : patient.steps[size_t(i)].dx_labels) history[size_t(j)] += 1;
+      for (int32_t j : patient.steps[size_t(i)].dx_labels) seen[size_t(j)] += 1;
+    for (int64_t j = 0; j < v; ++j)
+      history[size_t(j)] = history_score(seen[size_t(j)], data_.label_frequency[size_t(j)]);
     auto top = [&](const std::vector<double>& score, bool probability) {
-      std::vector<int32_t> order(static_cast<size_t>(v));
-      std::iota(order.begin(), order.end(), 0);
-      const size_t n = std::min<size_t>(5, order.size());
-      std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(n), order.end(),
-                        [&](int32_t a, int32_t b) { return score[size_t(a)] > score[size_t(b)]; });
+      const std::vector<int> best = metrics::top_k(score, 5);
       std::string list;
       char value[32];
-      for (size_t i = 0; i < n; ++i) {
-        const int32_t j = order[i];
+      for (size_t i = 0; i < best.size(); ++i) {
+        const int32_t j = best[i];
         std::snprintf(value, sizeof value, probability ? " %.3f" : " %g", score[size_t(j)]);
         const bool hit = std::binary_search(step.labels.begin(), step.labels.end(), j);
         list += (i ? ", " : "") + data_.label_name(j) + value + (hit ? " (true)" : "");
@@ -366,8 +369,7 @@ class MimicProgressionTask : public Task {
             MG_CHECK(std::isfinite(logit), "mimic-progression: the model's score for diagnosis ",
                      data_.label_name(int32_t(j)), " is not finite (", logit, ")");
             p[size_t(j)] = sigmoid(logit);
-            // Ties among equally frequent history diagnoses go to the more frequent on train.
-            h[size_t(j)] = seen[r][size_t(j)] + 0.5 * data_.label_frequency[size_t(j)];
+            h[size_t(j)] = history_score(seen[r][size_t(j)], data_.label_frequency[size_t(j)]);
           }
           s.labels.push_back(std::move(y));
           s.probs.push_back(std::move(p));

@@ -222,11 +222,9 @@ int train(const Words& words, Ranks* ranks) {
   }
   Trainer trainer(rc, ranks);
   reject_task_set_flags(given, trainer);
-  MG_CHECK(
-      !ranks || (trainer.task().selection_metric().empty() && !trainer.selects_by_loss()), "task ",
-      rc.task, " selects the best epoch by ",
-      trainer.selects_by_loss() ? std::string("valid_loss") : trainer.task().selection_metric(),
-      ", which a run over several processes (mpirun) does not do yet: run one process");
+  MG_CHECK(!ranks || trainer.selection_metric().empty(), "task ", rc.task,
+           " selects the best epoch by ", trainer.selection_metric(),
+           ", which a run over several processes (mpirun) does not do yet: run one process");
   trainer.set_detect_anomaly(flags["detect_anomaly"].get<bool>());
   if (writer) dir.create();
   std::vector<std::string> notes;

@@ -17,9 +17,7 @@ void check_record(const nlohmann::json& j, const std::string& source) {
 }  // namespace
 
 BestEpoch::BestEpoch(const RunDir& dir, Trainer& trainer)
-    : dir_(dir),
-      trainer_(trainer),
-      metric_(trainer.selects_by_loss() ? "valid_loss" : trainer.task().selection_metric()) {
+    : dir_(dir), trainer_(trainer), metric_(trainer.selection_metric()) {
   if (!active() || !std::filesystem::exists(dir_.best_info())) return;
   nlohmann::json j = dir_.read_json(dir_.best_info());
   check_record(j, dir_.best_info());

@@ -23,7 +23,7 @@ class BestEpoch {
   BestEpoch(const RunDir& dir, Trainer& trainer);
   // True when the run selects by a validation score or loss.
   bool active() const { return !metric_.empty(); }
-  // What it selects by: the task's selection_metric(), or "valid_loss".
+  // What it selects by (Trainer::selection_metric).
   const std::string& metric() const { return metric_; }
   // At the end of `epoch` (the next step being next_step): scores the model and keeps its
   // parameters if best. Returns the fields for the epoch's log line ({metric: value, "best":

@@ -318,8 +318,7 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
   MG_CHECK(!selects_by_loss() || task_->validation_batches(batch_) > 0,
            "select_by valid_loss (--select-by) keeps the epoch of least validation loss, but task ",
            config_.task, " has no validation batches: --select-by score");
-  MG_CHECK(patience == 0 || !task_->selection_metric().empty() || selects_by_loss(),
-           "patience (--patience ", patience,
+  MG_CHECK(patience == 0 || !selection_metric().empty(), "patience (--patience ", patience,
            ") stops training when the validation score has not improved for that many epochs, "
            "but task ",
            config_.task, " scores no epochs with these settings: set --patience 0");
@@ -582,6 +581,10 @@ double Trainer::validation_loss() {
 
 bool Trainer::selects_by_loss() const {
   return config_.train.at("select_by").get<std::string>() == "valid_loss";
+}
+
+std::string Trainer::selection_metric() const {
+  return selects_by_loss() ? "valid_loss" : task_->selection_metric();
 }
 
 std::string Trainer::end_epoch(int64_t epoch) {

@@ -93,6 +93,9 @@ class Trainer {
   // True when train setting select_by is "valid_loss": epochs are kept by least validation loss
   // (DMN+'s rule) rather than by the task's validation score.
   bool selects_by_loss() const;
+  // What the run keeps its best epoch by: "valid_loss", or the task's selection_metric() ("" when
+  // it selects nothing).
+  std::string selection_metric() const;
   double current_lr(int64_t step) const;
 
   // `log`: where the run's log stood, for a checkpoint to resume from; null for a file of
