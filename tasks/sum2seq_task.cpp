@@ -57,7 +57,7 @@ class Sum2SeqTask : public Task {
             {"output_vocab", sum2seq::kOutputVocab},
             {"output", "sequence"}};  // its targets are sequences, never label sets
   }
-  int64_t steps_per_epoch(int64_t) const override { return 1; }
+  int64_t steps_per_epoch(int64_t) const override { return 0; }
   void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) override {
     sum2seq::train_batch(seed_, step, batch_size, format_, dtype, batch);
   }

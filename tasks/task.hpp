@@ -29,7 +29,9 @@ class Task {
   virtual nlohmann::json config() const = 0;
   // Sizes the model must be built with, merged into the model's config (e.g. "input_vocab").
   virtual nlohmann::json model_dims() const = 0;
-  // Number of training steps that make one epoch (one pass over the data); generators return 1.
+  // Number of training steps that make one epoch (one pass over the data), at least 1 for a task
+  // with training data (one batch that holds it all is an epoch of one step); generators, whose
+  // samples never repeat, return 0: no epoch ends, so no validation, selection or patience.
   virtual int64_t steps_per_epoch(int64_t batch_size) const = 0;
   // Fills `batch` with the training batch of `step` (a pure function of the seed and step).
   virtual void train_batch(int64_t step, int64_t batch_size, DType dtype, Batch& batch) = 0;

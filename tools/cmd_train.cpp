@@ -230,6 +230,7 @@ int train(const Words& words, Ranks* ranks) {
   std::vector<std::string> notes;
   if (writer) notes = dir.remove_stale_temporaries();
   const int64_t total = trainer.total_steps(), per_epoch = trainer.steps_per_epoch();
+  const bool ends_epochs = trainer.has_epochs();  // a generator's steps end no epoch
   int64_t start = 0;
   LogState log;
   if (resuming) {
@@ -256,10 +257,10 @@ int train(const Words& words, Ranks* ranks) {
 
   const int64_t log_every = flags["log_every"].get<int64_t>() > 0
                                 ? flags["log_every"].get<int64_t>()
-                                : (per_epoch > 1 ? per_epoch : 50);
+                                : (ends_epochs ? per_epoch : 50);
   const int64_t ckpt_every = flags["checkpoint_every"].get<int64_t>() > 0
                                  ? flags["checkpoint_every"].get<int64_t>()
-                                 : (per_epoch > 1 ? per_epoch : 500);
+                                 : (ends_epochs ? per_epoch : 500);
   const int64_t eval_every = flags["eval_every"].get<int64_t>();
   const bool quiet = flags["quiet"].get<bool>() || !writer;
   if (!quiet)
@@ -289,8 +290,7 @@ int train(const Words& words, Ranks* ranks) {
   int64_t end = total;     // the step training stops before (earlier when it stops early)
   for (int64_t step = start; step < total; ++step) {
     // A run resumed after it stopped early trains no further (unless given more --patience).
-    if (per_epoch > 1 && step % per_epoch == 0 &&
-        best.out_of_patience(step / per_epoch, patience)) {
+    if (ends_epochs && step % per_epoch == 0 && best.out_of_patience(step / per_epoch, patience)) {
       end = step;
       break;
     }
@@ -315,7 +315,7 @@ int train(const Words& words, Ranks* ranks) {
       log.loss_sum = 0;
       log.loss_count = 0;
     }
-    if (per_epoch > 1 && done % per_epoch == 0) {
+    if (ends_epochs && done % per_epoch == 0) {
       const std::string note = trainer.end_epoch(done / per_epoch);
       nlohmann::json line = {{"step", step}, {"epoch", done / per_epoch}};
       if (!note.empty()) line["note"] = note;

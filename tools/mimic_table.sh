@@ -18,6 +18,12 @@
 # view-concatenated DNC, one read head), Adam 1e-3, batch 16 (the demo has ~70 training
 # admissions; --batch B for larger data), E epochs (default 60) with the epoch of best validation
 # micro AUC kept. On ehr-gen data the table adds the AUC over each planted rule type's drugs.
+# --l2-grid "V1 V2 ..." grid-searches the bag-of-codes rows (binary-relevance, classifier-chains,
+# br-dx, br-proc) as the paper does its traditional baselines: per row and seed one run per L2
+# penalty V (OUT/ROW/l2-V/seed-S; --select-on auc_macro, --patience 5), and the row's result is the
+# run of best validation macro AUC (ties: the first in the list). OUT/ROW/seed-S then holds its
+# metrics.json, grid.json (every penalty's validation macro AUC, its kept epoch, the choice) and
+# the wall and CPU seconds of the whole grid; the test split is never looked at to choose.
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/.."
@@ -28,18 +34,37 @@ jobs=2
 epochs=60
 batch=16
 models="dmnc-late dmnc-early dnc lstm dual-lstm wlas binary-relevance classifier-chains br-dx br-proc"
+grid=""
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --l2-grid)
+      [ $# -ge 2 ] || { echo "mimic_table.sh: --l2-grid takes a value" >&2; exit 2; }
+      grid=$2; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+for v in $grid; do
+  [[ "$v" =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] ||
+    { echo "mimic_table.sh: --l2-grid takes non-negative numbers, got '$v'" >&2; exit 2; }
+done
+if [ -n "$grid" ] && [ -z "${grid// /}" ]; then echo "mimic_table.sh: --l2-grid is empty" >&2; exit 2; fi
 # shellcheck source=tools/table_lib.sh
 . tools/table_lib.sh
-table_setup "$@"
+table_setup ${args[@]+"${args[@]}"}
 
+bag_of_codes() { case "$1" in binary-relevance | classifier-chains | br-dx | br-proc) return 0 ;; esac; return 1; }
+
+# A grid run's row is ROW/l2-V: the model and flags of ROW, with its penalty.
 row_model() {
-  case "$1" in
+  case "${1%%/*}" in
     br-dx | br-proc) echo binary-relevance ;;
     dmnc-late-persistent) echo dmnc-late ;;
-    *) echo "$1" ;;
+    *) echo "${1%%/*}" ;;
   esac
 }
 row_flags() {
+  case "$1" in */l2-*) echo "$(row_flags "${1%%/*}") --l2 ${1##*/l2-} --select-on auc_macro --patience 5"; return ;; esac
   local common="--embedding 64 --hidden 64 --batch $batch --iterations 0 --epochs $epochs --lr-decay-start 0"
   local rnn="$common --lr 1e-3"
   case "$1" in
@@ -54,7 +79,35 @@ row_flags() {
   esac
 }
 
-train_one() { train_row mimic-drugs "$1" "$2"; }
+# train_one ROW SEED: the row's run, or with --l2-grid on a bag-of-codes row its grid and the choice.
+train_one() {
+  local m=$1 s=$2 v d="$out/$1/seed-$2" runs="" best="" wall=0 cpu=0 r auc
+  if [ -z "$grid" ] || ! bag_of_codes "$m"; then train_row mimic-drugs "$m" "$s"; return; fi
+  if [ -f "$d/metrics.json" ] && [ ! -f "$d/grid.json" ]; then
+    echo "mimic_table.sh: $d holds a run trained without a grid; give the grid table its own OUT_DIR" >&2
+    return 1
+  fi
+  for v in $grid; do train_row mimic-drugs "$m/l2-$v" "$s" || return 1; done
+  for v in $grid; do
+    r="$out/$m/l2-$v/seed-$s"
+    auc=$(jq -r 'select(.metric == "valid_auc_macro") | .value' "$r/best.json")
+    [ -n "$auc" ] || { echo "mimic_table.sh: $r/best.json is not a macro AUC selection" >&2; return 1; }
+    runs="$runs{\"l2\": $v, \"valid_auc_macro\": $auc, \"epoch\": $(jq .epoch "$r/best.json")},"
+    if [ -z "$best" ] || awk -v a="$auc" -v b="$(jq .value "$out/$m/l2-$best/seed-$s/best.json")" 'BEGIN{exit !(a > b)}'; then
+      best=$v
+    fi
+    wall=$(awk -v a="$wall" -v b="$(cat "$r/wall_seconds")" 'BEGIN{printf "%.1f", a + b}')
+    cpu=$(awk -v a="$cpu" -v b="$(cat "$r/cpu_seconds")" 'BEGIN{printf "%.1f", a + b}')
+  done
+  mkdir -p "$d"
+  echo "{\"select_on\": \"valid_auc_macro\", \"chosen_l2\": $best, \"runs\": [${runs%,}]}" | jq . >"$d/grid.json.tmp"
+  echo "$wall" >"$d/wall_seconds"
+  echo "$cpu" >"$d/cpu_seconds"
+  cp "$out/$m/l2-$best/seed-$s/metrics.json" "$d/metrics.json.tmp"
+  mv "$d/grid.json.tmp" "$d/grid.json"
+  mv "$d/metrics.json.tmp" "$d/metrics.json"
+  echo "$m seed $s: L2 $best chosen from $grid" >&2
+}
 
 start=$(date +%s.%N)
 run_all || exit 1
@@ -94,6 +147,15 @@ if [ "$(jq -r '.rule_auc_macro // empty | length' "$out/$1/seed-${seeds%% *}/met
   for m in $models; do
     r=.rule_auc_macro
     echo "| $m | $(stat "$m" $r.dx) | $(stat "$m" $r.proc) | $(stat "$m" $r.and) | $(stat "$m" $r.history) | $(stat "$m" $r.priority) | $(stat "$m" $r.base) |"
+  done
+  echo
+fi
+if [ -n "$grid" ]; then
+  for m in $models; do
+    bag_of_codes "$m" || continue
+    chosen=""
+    for s in $seeds; do chosen="$chosen $(jq .chosen_l2 "$out/$m/seed-$s/grid.json")"; done
+    echo "$m: L2 chosen from {$grid} on validation macro AUC, per seed:$chosen (s/run: the whole grid)"
   done
   echo
 fi

@@ -111,6 +111,8 @@ class Trainer {
 
   int64_t total_steps() const { return total_steps_; }
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  // False for a generator task (sum2seq): its steps never end an epoch.
+  bool has_epochs() const { return has_epochs_; }
   int64_t batch_size() const { return batch_; }
   const RunConfig& config() const { return config_; }
   Model& model() { return *model_; }
@@ -173,6 +175,7 @@ class Trainer {
   int64_t batch_;
   std::string dims_changed_;  // model sizes the task gives otherwise than the run's config
   int64_t steps_per_epoch_;
+  bool has_epochs_ = false;
   int64_t total_steps_;
   double last_validation_loss_ = std::numeric_limits<double>::quiet_NaN();
 };

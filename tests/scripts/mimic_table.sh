@@ -2,7 +2,8 @@
 # tools/mimic_table.sh on a small synthetic EHR (memgrad ehr-gen, 90 patients), two seeds, the
 # bag-of-codes rows (fast): the markdown table has a row per model with mean ± sd and the paper's
 # figures, and the popularity row; a second invocation keeps every run; a data folder without a
-# table stops it with the loader's message. Skipped (77) without jq, which the script needs.
+# table stops it with the loader's message; --l2-grid chooses each bag-of-codes row's penalty on
+# validation. Skipped (77) without jq, which the script needs.
 #   tests/scripts/mimic_table.sh MEMGRAD_BINARY
 set -euo pipefail
 export MEMGRAD_BIN=$1
@@ -28,6 +29,29 @@ grep -q '^table wall time: ' "$tmp/t.md" || fail "no wall time"
 # A second invocation trains nothing.
 tools/mimic_table.sh "$tmp/t" "${flags[@]}" > /dev/null 2> "$tmp/again.err"
 [ "$(grep -c 'kept' "$tmp/again.err")" -eq 6 ] || fail "a second invocation retrained runs"
+# --l2-grid: one run per penalty, the row is the run of best validation macro AUC (never test).
+tools/mimic_table.sh "$tmp/g" --data "$tmp/ehr" --seeds 1 --models "binary-relevance dmnc-late" \
+  --epochs 1 --l2-grid "1e-5 1e-3 0.1" > "$tmp/g.md" 2> "$tmp/g.err" || { cat "$tmp/g.err"; fail "the grid failed"; }
+best=$(for v in 1e-5 1e-3 0.1; do
+  echo "$v $(jq .value "$tmp/g/binary-relevance/l2-$v/seed-1/best.json")"
+done | sort -s -g -r -k2,2 | head -1 | cut -d' ' -f1)
+[ "$(jq .chosen_l2 "$tmp/g/binary-relevance/seed-1/grid.json")" = "$(jq -n "$best")" ] ||
+  fail "the grid did not choose the best validation macro AUC ($best)"
+cmp -s "$tmp/g/binary-relevance/seed-1/metrics.json" "$tmp/g/binary-relevance/l2-$best/seed-1/metrics.json" ||
+  fail "the grid row's metrics are not its chosen run's"
+[ "$(jq '.runs | length' "$tmp/g/binary-relevance/seed-1/grid.json")" -eq 3 ] || fail "grid.json lacks runs"
+[ ! -d "$tmp/g/dmnc-late/l2-0.1" ] || fail "the grid reached a row that is not a bag of codes"
+grep -q '^binary-relevance: L2 chosen from {1e-5 1e-3 0.1} on validation macro AUC, per seed:' "$tmp/g.md" ||
+  fail "the table does not say which L2 was chosen"
+# A grid over a folder that holds a plain run of the row is refused; a bad grid value is exit 2.
+if tools/mimic_table.sh "$tmp/t" --data "$tmp/ehr" --seeds 1 --models binary-relevance --l2-grid "1e-3" \
+  > /dev/null 2> "$tmp/mixed.err"; then fail "a grid over a plain run was not refused"; fi
+grep -q "trained without a grid" "$tmp/mixed.err" || fail "the refusal does not say why"
+set +e
+tools/mimic_table.sh "$tmp/g" --data "$tmp/ehr" --l2-grid "1e-3 big" > /dev/null 2> "$tmp/badgrid.err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "non-negative numbers, got 'big'" "$tmp/badgrid.err" || fail "a bad grid value gave $rc"
 # A missing table: the run fails, its log names it, the script exits 1.
 rm "$tmp/ehr/PROCEDURES_ICD.csv"
 if tools/mimic_table.sh "$tmp/bad" --data "$tmp/ehr" --seeds 1 --models binary-relevance \

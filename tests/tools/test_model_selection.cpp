@@ -117,6 +117,20 @@ TEST_CASE("--patience stops training P epochs after the best one, and a resume t
   CHECK(read_json(early / "best.json") == read_json(full / "best.json"));
 }
 
+TEST_CASE("an epoch of one step (the training split in one batch) is still scored and selected") {
+  // A task with data ends an epoch after every step then; only a generator's steps end none.
+  TempDir tmp;
+  const auto data = memgrad::test::physionet::make_data(tmp);
+  const fs::path dir = tmp.path / "one-batch";
+  Words w = with_words(run(data.dir, dir, 3), {"--patience", "5"});
+  for (size_t i = 0; i + 1 < w.size(); ++i)
+    if (w[i] == "--batch") w[i + 1] = "24";  // the fixture's 24 training stays, in one batch
+  REQUIRE(cmd_train(w) == 0);
+  REQUIRE(epoch_scores(dir).size() == 3);
+  CHECK(read_json(dir / "best.json")["metric"] == "valid_auc_roc");
+  CHECK(read_json(dir / "metrics.json").contains("selected"));
+}
+
 TEST_CASE("--patience on a task that scores no epochs is refused") {
   TempDir tmp;
   CHECK_THROWS_WITH_AS(
