@@ -12,6 +12,7 @@
 #include "tools/commands.hpp"
 #include "tools/figures/figure.hpp"
 #include "tools/run_dir.hpp"
+#include "tools/test_sample.hpp"
 #include "tools/trainer.hpp"
 
 namespace memgrad::cli {
@@ -149,7 +150,7 @@ int cmd_figure(const Words& words) {
     throw UsageError("--sample " + std::to_string(sample) + " out of range: the task has " +
                      std::to_string(task.test_examples()) + " test samples");
   Batch batch;
-  task.test_example(sample, rc.dtype, batch);
+  load_test_sample(task, trainer.model(), sample, rc.dtype, batch);
 
   Tape tape;
   Trace trace;

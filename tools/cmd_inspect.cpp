@@ -16,6 +16,7 @@
 #include "tools/memory_figures.hpp"
 #include "tools/run_dir.hpp"
 #include "tools/tape_graph.hpp"
+#include "tools/test_sample.hpp"
 #include "tools/trace_view.hpp"
 #include "tools/trainer.hpp"
 
@@ -151,20 +152,7 @@ int cmd_inspect(const Words& arguments) {
       throw UsageError("--sample " + std::to_string(sample) + " out of range: the task has " +
                        std::to_string(task.test_examples()) + " test samples (0 to " +
                        std::to_string(task.test_examples() - 1) + ")");
-    // A patient's earlier admissions first, so that a memory carried from batch to batch holds
-    // what it would hold at this sample in evaluation.
-    const int64_t context = task.test_example_context(sample);
-    if (context > 0) {
-      Tape earlier;
-      ForwardOptions plain;
-      plain.training = false;
-      for (int64_t k = 0; k < context; ++k) {
-        earlier.reset();
-        task.test_example_context_batch(sample, k, rc->dtype, batch);
-        trainer.model().forward(earlier, batch, plain);
-      }
-    }
-    task.test_example(sample, rc->dtype, batch);
+    load_test_sample(task, trainer.model(), sample, rc->dtype, batch);
   }
 
   Tape tape;

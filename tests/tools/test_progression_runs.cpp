@@ -15,6 +15,7 @@
 #include "tasks/task.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
 #include "tests/tools/cli_run.hpp"
+#include "tools/test_sample.hpp"
 
 using namespace memgrad;
 using namespace memgrad::test;
@@ -382,7 +383,7 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(tmp.path / "bad"));
 }
 
-TEST_CASE("mimic-progression: inspection runs a patient's earlier admissions before the sample") {
+TEST_CASE("mimic-progression: a shown sample runs the patient's earlier admissions first") {
   TempDir tmp;
   fx::write_tables(tmp.path, fx::make_progression_tables(48));
   auto task = create_task("mimic-progression", {{"data_dir", tmp.path.string()}});
@@ -391,12 +392,8 @@ TEST_CASE("mimic-progression: inspection runs a patient's earlier admissions bef
   int64_t index = 0;
   while (task->test_example_context(index) < 2) ++index;
   Batch batch;
-  // As memgrad inspect runs it: the context batches, then the sample.
-  for (int64_t k = 0; k < 2; ++k) {
-    task->test_example_context_batch(index, k, DType::f64, batch);
-    predict(*model, batch);
-  }
-  task->test_example(index, DType::f64, batch);
+  // As memgrad inspect and memgrad figure load it: the context batches, then the sample.
+  memgrad::cli::load_test_sample(*task, *model, index, DType::f64, batch);
   const std::vector<double> with_context = predict(*model, batch);
   // The patient stepped from its first admission, as evaluation steps it, gives the same scores.
   for (int64_t k = 0; k < 3; ++k) {

@@ -3,8 +3,11 @@
 // write gate allows an event to be written to the memory"). The paper draws them for a MIMIC-III
 // patient's diagnoses (by priority) and procedures (in the order performed), which is what they
 // show on a mimic-drugs run: one bar per code, labelled by the code and its dictionary title, the
-// page (FILE.html) holding the paper's Table 4 for the admission (drug_case.hpp). On sum2seq the
-// two number sequences take the views' place.
+// page (FILE.html) holding the paper's Table 4 for the admission (drug_case.hpp). On
+// mimic-progression (the paper's Table 5 task, which it draws no gates for) they show the same
+// over a patient's admission, after the patient's earlier admissions (a persistent memory holds
+// them). On sum2seq the two number sequences take the views' place.
+#include <algorithm>
 #include <sstream>
 
 #include "engine/error.hpp"
@@ -90,10 +93,38 @@ std::string mimic_gate_figure(const FigureInput& in, const std::string& name,
   return bar_chart_svg(chart);
 }
 
+// Figure `name` on a mimic-progression admission: the write gate of `encoder` over its diagnoses
+// (dx) or procedures, each bar labelled by the code as the task lists it ("A, B, C").
+std::string progression_gate_figure(const FigureInput& in, const std::string& name,
+                                    const std::string& encoder, bool dx,
+                                    const std::string& memory) {
+  const std::string view = dx ? "diagnoses" : "procedures";
+  const std::string& list = in.line(name, view);
+  BarChart chart;
+  if (list != "(none)")
+    for (size_t at = 0; at <= list.size();) {
+      const size_t comma = std::min(list.find(", ", at), list.size());
+      chart.x_labels.push_back(list.substr(at, comma - at));
+      at = comma + 2;
+    }
+  chart.values = gate_values(in, name, encoder, chart.x_labels.size(), view);
+  if (chart.values.size() > chart.x_labels.size()) chart.x_labels.push_back("end");
+  chart.title = memory + "'s write gate g^w_t over the admission's " + view + " (" + in.model +
+                ", " + in.source + ")";
+  chart.x_title = dx ? "diagnosis codes by priority (SEQ_NUM)"
+                     : "procedure codes in the order performed (SEQ_NUM)";
+  chart.y_title = "write gate g^w_t";
+  for (const char* key : {"patient", "next admission", "top 5 (model)", "top 5 (history)"})
+    chart.notes.push_back(std::string(key) + ": " + in.line(name, key));
+  return bar_chart_svg(chart);
+}
+
 std::string draw(const FigureInput& in, const std::string& name, int view) {
   const bool first = view == 1;
   const std::string encoder = first ? "enc1" : "enc2", memory = first ? "M1" : "M2";
   if (in.task == "mimic-drugs") return mimic_gate_figure(in, name, encoder, first, memory);
+  if (in.task == "mimic-progression")
+    return progression_gate_figure(in, name, encoder, first, memory);
   return write_gate_figure(in, name, encoder, first ? "x1" : "x2", memory);
 }
 
@@ -103,13 +134,14 @@ std::string case_page(const FigureInput& in, const std::string& name) {
 
 const bool kRegistered = [] {
   const std::vector<std::string> models = {"dmnc-late", "dmnc-early"};
-  const std::vector<std::string> tasks = {"sum2seq", "mimic-drugs"};
+  const std::vector<std::string> tasks = {"sum2seq", "mimic-drugs", "mimic-progression"};
   register_figure({.name = "dmnc-fig3",
                    .paper = "DMNC (Le et al. 2018), Fig. 3",
                    .summary = "M1's write gate g^w_t over the events of view 1, one bar per event "
                               "in input order: on mimic-drugs the admission's diagnosis codes by "
                               "priority, named from D_ICD_DIAGNOSES (the page adds the paper's "
-                              "Table 4); on sum2seq its first sequence (x1)",
+                              "Table 4); on mimic-progression a patient's admission, after the "
+                              "earlier ones; on sum2seq its first sequence (x1)",
                    .models = models,
                    .tasks = tasks,
                    .draw = [](const FigureInput& in) { return draw(in, "dmnc-fig3", 1); },
@@ -119,7 +151,8 @@ const bool kRegistered = [] {
                    .summary = "M2's write gate g^w_t over the events of view 2, one bar per event "
                               "in input order: on mimic-drugs the admission's procedure codes in "
                               "the order performed, named from D_ICD_PROCEDURES (the page adds the "
-                              "paper's Table 4); on sum2seq its second sequence (x2)",
+                              "paper's Table 4); on mimic-progression a patient's admission, after "
+                              "the earlier ones; on sum2seq its second sequence (x2)",
                    .models = models,
                    .tasks = tasks,
                    .draw = [](const FigureInput& in) { return draw(in, "dmnc-fig4", 2); },
