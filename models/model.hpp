@@ -124,6 +124,11 @@ struct ModelInfo {
   // the task's defaults before the flags (e.g. encdec reads babi's "words" view: {"babi":
   // {"babi_view": "words"}}). A setting the task does not have is an Error.
   nlohmann::json task_settings = nlohmann::json::object();
+  // Keys added to default_config after runs were saved without them, each with the value those
+  // runs had in effect, {key: value}: a saved run's config.json that lacks the key gets it here
+  // instead of today's default, so that eval, inspect and --resume compute what the run computed
+  // (bow-attention's "scorer" became linear by default; its older runs scored with tanh).
+  nlohmann::json config_before = nlohmann::json::object();
 };
 
 // Adds a model to the registry; a name registered already is an Error (and, from a static

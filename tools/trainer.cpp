@@ -177,6 +177,8 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
     const ModelInfo& model = model_info(c.model);
     check_types(j.at("train"), train_defaults(model), "train", source);
     check_types(c.model_config, model.default_config, "model_config", source);
+    for (auto it = model.config_before.begin(); it != model.config_before.end(); ++it)
+      if (!c.model_config.contains(it.key())) c.model_config[it.key()] = *it;
     check_types(c.task_settings, task_info(c.task).default_settings, "task_settings", source, true);
     c.train = kTrainBase;  // a run written before a key existed gets its "off" value
     c.train.update(j.at("train"));

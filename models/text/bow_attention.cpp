@@ -106,7 +106,8 @@ const bool kRegistered = [] {
                           {"scorer", "tanh"},
                           {"attention", 2}}},
        .check_batch = [](Rng& rng, DType dtype,
-                         Batch& batch) { make_check_batch(rng, dtype, batch, 3, 4, 7, 3); }});
+                         Batch& batch) { make_check_batch(rng, dtype, batch, 3, 4, 7, 3); },
+       .config_before = {{"scorer", "tanh"}}});  // runs from before b0d8dd7 scored with tanh
   return true;
 }();
 

@@ -1,0 +1,46 @@
+// A run saved before a model key existed (ModelInfo::config_before): bow-attention's "scorer"
+// became linear by default after runs had been trained with the tanh scorer. A config.json
+// without the key is read with the value those runs had, so eval reproduces the run's metrics.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/tasks/kb_fixture.hpp"
+#include "tests/tools/cli_run.hpp"
+#include "tools/commands.hpp"
+
+using namespace memgrad;
+using namespace memgrad::cli;
+using memgrad::test::Run;
+using memgrad::test::run;
+namespace fs = std::filesystem;
+
+TEST_CASE("a run saved before bow-attention's scorer option is read with the tanh scorer") {
+  const test::KbFixture fx;
+  test::write_kb_notes(fx.dir);
+  const fs::path out = fx.dir.path / "run";
+  Run r = run(cmd_train, {"--task",     "codiesp", "--data",      (fx.dir.path / "notes").string(),
+                          "--top-k",    "3",       "--min-count", "1",
+                          "--min-docs", "1",       "--model",     "bow-attention",
+                          "--scorer",   "tanh",    "--embedding", "8",
+                          "--batch",    "2",       "--epochs",    "2",
+                          "--threads",  "1",       "--quiet",     "--out",
+                          out.string()});
+  REQUIRE_MESSAGE(r.code == 0, r.error);
+  const auto read = [](const fs::path& p) { return nlohmann::json::parse(std::ifstream(p)); };
+  const nlohmann::json metrics = read(out / "metrics.json");
+  // The run as an older memgrad wrote it: no "scorer" in its model config.
+  nlohmann::json config = read(out / "config.json");
+  REQUIRE(config["model_config"].erase("scorer") == 1);
+  std::ofstream(out / "config.json") << config.dump(2);
+
+  r = run(cmd_eval, {"--checkpoint", out.string(), "--json", "--threads", "1"});
+  REQUIRE_MESSAGE(r.code == 0, r.error);
+  const nlohmann::json again = nlohmann::json::parse(r.out);
+  for (const char* key : {"auc_roc_micro", "auc_pr_micro", "p_at_8"}) {
+    CAPTURE(key);
+    CHECK(again.at(key) == metrics.at(key));
+  }
+}
