@@ -258,10 +258,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
   }
   if (!opts.training) {
     stats_.add({w.value(), s.value(), q.value(), banks_all.value(), exists_all.value(), in.answer,
-                p_.h->value, p_.out_prelu->value, p_.r->value,
-                !settings_.learned_weighting     ? 1.0
-                : settings_.positive_temperature ? std::exp(p_.temp->value.at(0))
-                                                 : p_.temp->value.at(0)});
+                p_.h->value, p_.out_prelu->value, p_.r->value, dec.temperature});
   }
   ForwardResult r;
   r.predictions = dec.logits;

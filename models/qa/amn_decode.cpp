@@ -45,7 +45,7 @@ Decoded decode(Tape& tape, const Params& p, const Settings& set, Var w, Var s, V
   const Var weights = div(raw, add_scalar(sum_axis(raw, 1, true), 1e-12));
   const Var g = reshape(bmm(reshape(weights, Shape{b, 1, l}), per_bank), Shape{b, d});
   const Var y = prelu(addmm(q, g, tape.param(*p.h)), tape.param(*p.out_prelu));
-  return {matmul(y, tape.param(*p.r)), ps, weights};
+  return {matmul(y, tape.param(*p.r)), ps, weights, tau.defined() ? tau.value().at(0) : 1.0};
 }
 
 }  // namespace memgrad::qa::amn

@@ -105,6 +105,7 @@ Banks move_entities(const Banks& b, Var banks_all, Var h_move, Var live_t);
 // [B, L, V], existence of all L banks [B, L] and the banks read ([B, L] 0/1 constant).
 struct Decoded {
   Var logits, attention, bank_weights;
+  double temperature = 1.0;  // tau of the bank weights e^{tau m} (1 when not learned)
 };
 Decoded decode(Tape& tape, const Params& p, const Settings& set, Var w, Var s, Var q, Var banks_all,
                Var exists_all, Var read);
