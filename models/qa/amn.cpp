@@ -18,17 +18,18 @@ namespace {
 const char* kName = "amn";
 
 const nlohmann::json kDefaults = {
-    {"vocab_size", 20},                 // words including nil (id 0): the task sets it
-    {"sentence_len", 6},                // J: the task sets it
-    {"memory_size", 50},                // the story window (the task's setting)
-    {"embedding_dim", 50},              // d (gap 9)
-    {"max_banks", 5},                   // L: m_0 .. m_{L-1} (the paper creates 1-6)
-    {"propagation", true},              // Pi_prop (Eqs. 14-15); false: the ablation
-    {"prop_hops", 2},                   // r of Eq. 14 (gap 6)
-    {"recency", 1.0},                   // extra weight of the current sentence's edges (gap 5)
-    {"relevance_gate", "similarity"},   // Eq. 6 (gap 1): "similarity" or "literal"
-    {"move_prob", "linear"},            // Eq. 12 (gap 2): "linear" or "strength"
-    {"bank_weighting", "learned"},      // Eq. 18 (gap 4): "learned", "learned-positive", "exp"
+    {"vocab_size", 20},                // words including nil (id 0): the task sets it
+    {"sentence_len", 6},               // J: the task sets it
+    {"memory_size", 50},               // the story window (the task's setting)
+    {"embedding_dim", 50},             // d (gap 9)
+    {"max_banks", 5},                  // L: m_0 .. m_{L-1} (the paper creates 1-6)
+    {"propagation", true},             // Pi_prop (Eqs. 14-15); false: the ablation
+    {"prop_hops", 2},                  // r of Eq. 14 (gap 6)
+    {"recency", 1.0},                  // extra weight of the current sentence's edges (gap 5)
+    {"relevance_gate", "similarity"},  // Eq. 6 (gap 1): "similarity" or "literal"
+    {"move_prob", "linear"},           // Eq. 12 (gap 2): "linear" or "strength"
+    {"bank_weighting", "learned"},     // Eq. 18 (gap 4): "learned", "learned-positive", "exp"
+    {"bank_temp_init", 1.0},  // tau at the start (learned weightings; > 0 for learned-positive)
     {"ctrl_grad", "straight_through"},  // "straight_through" or "loss_only" (H detached)
     {"decisions", "sample"},            // "sample", or "surrogate" (gradient checks: H = p)
     {"p_hat", 0.8},                     // L_b (gap 8)
@@ -102,6 +103,11 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   const std::string weighting = choice(c, "bank_weighting", {"learned", "learned-positive", "exp"});
   settings_.learned_weighting = weighting != "exp";
   settings_.positive_temperature = weighting == "learned-positive";
+  const double temp_init = c.at("bank_temp_init").get<double>();
+  MG_CHECK(
+      !settings_.positive_temperature || temp_init > 0, kName,
+      ": bank_temp_init must be > 0 with bank_weighting learned-positive (tau = e^theta), got ",
+      temp_init);
   settings_.straight_through =
       choice(c, "ctrl_grad", {"straight_through", "loss_only"}) == "straight_through";
   settings_.mode = choice(c, "decisions", {"sample", "surrogate"}) == "surrogate"
@@ -141,10 +147,11 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
     p_.move_b = &params_.add("move.b", Shape{1});
   }
   if (settings_.positive_temperature) {
-    p_.temp = &params_.add("bank_log_temp", Shape{1});  // theta = 0: tau = e^0 = 1 at the start
+    p_.temp = &params_.add("bank_log_temp", Shape{1});  // theta, tau = e^theta
+    p_.temp->value.fill(std::log(temp_init));
   } else if (settings_.learned_weighting) {
     p_.temp = &params_.add("bank_temp", Shape{1});
-    p_.temp->value.fill(1.0);
+    p_.temp->value.fill(temp_init);
   }
   p_.h = &params_.add_glorot("H", Shape{d, d}, rng);
   p_.out_prelu = &params_.add("out_prelu", Shape{d});
@@ -293,6 +300,7 @@ const bool kRegistered = [] {
   alt["prop_hops"] = 1;
   nlohmann::json positive = check_config("surrogate-positive-temperature");
   positive["bank_weighting"] = "learned-positive";
+  positive["bank_temp_init"] = 0.6;  // theta = log 0.6: d tau / d theta = 0.6, not 1
   nlohmann::json sampled = check_config("sampled-decisions-loss-only");
   sampled["decisions"] = "sample";
   sampled["ctrl_grad"] = "loss_only";

@@ -263,6 +263,18 @@ TEST_CASE(
   Amn positive_model(positive_config, dt, 1);
   CHECK(positive_model.params().find("bank_temp") == nullptr);
   CHECK(positive_model.params().get("bank_log_temp").value.at(0) == 0.0);
+  // bank_temp_init sets tau at the start: theta = log tau for the positive form, which needs tau >
+  // 0.
+  positive_config["bank_temp_init"] = 0.6;
+  CHECK(Amn(positive_config, dt, 1).params().get("bank_log_temp").value.at(0) ==
+        doctest::Approx(std::log(0.6)));
+  positive_config["bank_temp_init"] = -1.0;
+  CHECK_THROWS_WITH_AS(
+      Amn(positive_config, dt, 1),
+      doctest::Contains("bank_temp_init must be > 0 with bank_weighting learned-positive"), Error);
+  nlohmann::json learned_config = tiny("surrogate");
+  learned_config["bank_temp_init"] = -1.0;
+  CHECK(Amn(learned_config, dt, 1).params().get("bank_temp").value.at(0) == -1.0);
 }
 
 TEST_CASE("amn gap 7 and 8: E[s] targets and the Bernoulli KL") {
