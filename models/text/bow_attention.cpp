@@ -17,6 +17,7 @@ nlohmann::json defaults() {
   d["window"] = 2;
   d["scorer"] = "linear";  // the reference code's; "tanh": the planning notes' form
   d["attention"] = 64;     // the tanh scorer's hidden size
+  d["dropout"] = 0.0;      // on the pooled bag h, in training (ours; the reference has none)
   return d;
 }
 
@@ -34,6 +35,9 @@ BowAttention::BowAttention(const nlohmann::json& config, DType dtype, uint64_t s
            "bow-attention: scorer must be linear or tanh, got '", scorer, "'");
   linear_ = scorer == "linear";
   attention_ = linear_ ? 1 : layers::config_int(config_, "bow-attention", "attention");
+  dropout_ = config_.at("dropout").get<double>();
+  MG_CHECK(dropout_ >= 0 && dropout_ < 1, "bow-attention: dropout must be in [0, 1), got ",
+           dropout_);
   Rng rng(seed);
   embed_table_ =
       &params_.add_uniform("embed", Shape{vocab_, E}, -0.5 / double(E), 0.5 / double(E), rng);
@@ -78,7 +82,7 @@ ForwardResult BowAttention::forward(Tape& tape, const Batch& batch, const Forwar
   const Var alpha = softmax(add(scores, pad));  // [B, T]
   if (opts.trace) opts.trace->record("alpha", alpha.value());
   const Var h = reshape(bmm(reshape(alpha, Shape{B, 1, T}), x), Shape{B, E});
-  return multilabel_result(in, out_(tape, h));
+  return multilabel_result(in, out_(tape, dropout(h, dropout_, opts.training)));
 }
 
 namespace {
@@ -104,7 +108,13 @@ const bool kRegistered = [] {
                           {"embedding", 3},
                           {"window", 1},
                           {"scorer", "tanh"},
-                          {"attention", 2}}},
+                          {"attention", 2}},
+                         {{"variant", "dropout"},
+                          {"input_vocab", 7},
+                          {"labels", 3},
+                          {"embedding", 3},
+                          {"window", 1},
+                          {"dropout", 0.5}}},
        .check_batch = [](Rng& rng, DType dtype,
                          Batch& batch) { make_check_batch(rng, dtype, batch, 3, 4, 7, 3); },
        .config_before = {{"scorer", "tanh"}}});  // runs from before b0d8dd7 scored with tanh

@@ -7,12 +7,14 @@
 //     a_t = v . tanh(sum_{k=-K..K} E[w_{t+k}] W_k + b)       (scorer "tanh", attention size A)
 //     (words outside the note count as 0)
 //     alpha = softmax_t(a) over the note's words,  h = sum_t alpha_t E[w_t]
-//     logits = P h + b_p,  loss = mean over (document, label) of BCE
+//     logits = P dropout(h) + b_p,  loss = mean over (document, label) of BCE
 // The paper says only that the scores "are based on the local neighborhoods of the words". The
 // reference code scores with a linear convolution over the window to one channel (its
 // attentionbow.py): the "linear" scorer. The planning notes' form with a tanh layer is the "tanh"
 // scorer (attention size ours, 64). The window half-width K is not given anywhere: K = 2
 // (planning notes, ambiguity 10). No recurrence: padding positions get exactly zero weight.
+// "dropout" (default 0, as the reference code): inverted dropout on h in training, ours; the bag
+// memorises its 500 training notes within a few epochs otherwise (docs/results/codiesp.md).
 // Inspection (batch of one): the weights alpha, "alpha".
 #pragma once
 #include <nlohmann/json.hpp>
@@ -34,6 +36,7 @@ class BowAttention : public Model {
  private:
   nlohmann::json config_;
   int64_t vocab_ = 0, labels_ = 0, window_ = 2, attention_ = 64;
+  double dropout_ = 0;
   bool linear_ = true;  // scorer "linear" (attention_ is then 1 and attn_v_ unused)
   Parameter* embed_table_ = nullptr;
   layers::Linear window_proj_;      // E -> (2K + 1) A: every offset's W_k in one GEMM
