@@ -7,15 +7,16 @@
 //     a_t = v . tanh(sum_{k=-K..K} E[w_{t+k}] W_k + b)       (scorer "tanh", attention size A)
 //     (words outside the note count as 0)
 //     alpha = softmax_t(a) over the note's words,  h = sum_t alpha_t E[w_t]
-//     logits = P dropout(h) + b_p,  loss = mean over (document, label) of BCE
+//     logits = P h + b_p,  loss = mean over (document, label) of BCE
 // The paper says only that the scores "are based on the local neighborhoods of the words". The
 // reference code scores with a linear convolution over the window to one channel (its
 // attentionbow.py): the "linear" scorer. The planning notes' form with a tanh layer is the "tanh"
 // scorer (attention size ours, 64). The window half-width K is not given anywhere: K = 2
 // (planning notes, ambiguity 10). No recurrence: padding positions get exactly zero weight.
-// "dropout" (default 0, as the reference code): inverted dropout on h in training, ours; the bag
-// memorises its 500 training notes within a few epochs otherwise (docs/results/codiesp.md).
-// Inspection (batch of one): the weights alpha, "alpha".
+// "dropout" (default 0, as the reference code): inverted dropout on every looked-up embedding
+// E[w_t] in training (the scores and the bag both see the dropped values), ours; without it the
+// table memorises its 500 training notes within a few epochs (docs/results/codiesp.md). Inspection
+// (batch of one): the weights alpha, "alpha".
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
