@@ -42,10 +42,11 @@ Mix gated_mix(const char* fn, Var a, Var b, Var w_g, Var b_g, Var w_a, Var w_b, 
   MG_CHECK(b.defined() && b.shape() == a.shape(), "ebm::", fn, ": ", shape_of(b), " must match ",
            shape_of(a));
   const int axis = a.shape().rank - 1;
+  Temporaries temps(*a.tape);  // the products and sums die once out is made
   Mix m;
-  m.gate = sigmoid(addmm(b_g, concat({a, b}, axis), w_g));
+  m.gate = temps.keep(sigmoid(addmm(b_g, concat({a, b}, axis), w_g)));
   Var mixed = add(mul_complement(m.gate, matmul(a, w_a)), mul(m.gate, matmul(b, w_b)));
-  m.out = relu(add(mixed, bias));
+  m.out = temps.keep(relu(add(mixed, bias)));
   return m;
 }
 
@@ -75,16 +76,18 @@ Var hard_choice(Var logits, const Choice& choice) {
 Read explicit_read(Var memory, Var keys, const Choice& choice, Var unit) {
   expect_rank("explicit_read", "memory", memory, 3);
   expect_rank("explicit_read", "keys", keys, 3);
-  Var w = hard_choice(cosine(keys, memory, unit), choice);  // [B, R, f]
-  return {w, bmm(w, memory)};
+  Temporaries temps(*memory.tape);  // the similarities die once the choice is made
+  Var w = temps.keep(hard_choice(cosine(keys, memory, unit), choice));  // [B, R, f]
+  return {w, temps.keep(bmm(w, memory))};
 }
 
 // w^{r,B} = softmax(S(k^B, B_{t-1})),  r^B = w^{r,B} B_{t-1}                  (5), (6)
 Read blurred_read(Var memory, Var keys, Var unit) {
   expect_rank("blurred_read", "memory", memory, 3);
   expect_rank("blurred_read", "keys", keys, 3);
-  Var w = softmax(cosine(keys, memory, unit));  // [B, R, N^B]
-  return {w, bmm(w, memory)};
+  Temporaries temps(*memory.tape);                          // the similarities die once weighted
+  Var w = temps.keep(softmax(cosine(keys, memory, unit)));  // [B, R, N^B]
+  return {w, temps.keep(bmm(w, memory))};
 }
 
 // u_t = alpha u_{t-1} + (1 - alpha) mean_r w^{r,E}_{t,r}                      (11)
@@ -131,13 +134,15 @@ Eviction evict_and_write(Var memory, Var usage, Var candidate, Var gamma, const 
            shape_of(memory));
   MG_CHECK(gamma.defined() && gamma.shape() == (Shape{B, 1}), "ebm::evict_and_write: gamma ",
            shape_of(gamma), " must be [", B, ",1]");
+  Temporaries temps(*memory.tape);  // the scores and reshapes die once the slot is chosen
   Eviction ev;
-  ev.retention = softmax(scale_shift(similarity(candidate, memory, unit), -1, 1));
-  ev.weights = hard_choice(scale_shift(add(ev.retention, mul(gamma, usage)), -1, 1), choice);
-  ev.popped = reshape(bmm(reshape(ev.weights, Shape{B, 1, N}), memory), Shape{B, D});
+  ev.retention = temps.keep(softmax(scale_shift(similarity(candidate, memory, unit), -1, 1)));
+  ev.weights =
+      temps.keep(hard_choice(scale_shift(add(ev.retention, mul(gamma, usage)), -1, 1), choice));
+  ev.popped = temps.keep(reshape(bmm(reshape(ev.weights, Shape{B, 1, N}), memory), Shape{B, D}));
   Var whole = memory.tape->constant(Shape{B, D}, memory.dtype(), 1.0);  // erase every dim
-  ev.memory = dnc::erase_and_write(memory, ev.weights, whole, candidate);
-  ev.usage = mul_complement(ev.weights, usage);
+  ev.memory = temps.keep(dnc::erase_and_write(memory, ev.weights, whole, candidate));
+  ev.usage = temps.keep(mul_complement(ev.weights, usage));
   return ev;
 }
 
@@ -152,10 +157,11 @@ Var blurred_candidate(Var candidate, Var popped, const MixWeights& w) {
 // B_t = B_{t-1} o (1 - w^{w,B} e_t^T) + w^{w,B} m^B_t^T                        (14)
 BlurredWrite blurred_write(Var memory, Var blurred_candidate, Var erase, bool similar, Var unit) {
   expect_rank("blurred_write", "memory", memory, 3);
+  Temporaries temps(*memory.tape);  // the similarities die once weighted
   Var s = similarity(blurred_candidate, memory, unit);
   BlurredWrite out;
-  out.weights = softmax(similar ? s : neg(s));
-  out.memory = dnc::erase_and_write(memory, out.weights, erase, blurred_candidate);
+  out.weights = temps.keep(softmax(similar ? s : neg(s)));
+  out.memory = temps.keep(dnc::erase_and_write(memory, out.weights, erase, blurred_candidate));
   return out;
 }
 
