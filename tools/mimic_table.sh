@@ -7,7 +7,8 @@
 #                        [--epochs E] [--batch B] [extra memgrad train flags...]
 # Rows: dmnc-late dmnc-early dnc lstm dual-lstm wlas binary-relevance classifier-chains, and
 # br-dx / br-proc (binary relevance on one view, Table 3's single-view rows). Rows not run by
-# default, for data whose patients have several admissions (the synthetic EHR's history rules):
+# default: Table 3's other single-view rows, cc-dx / cc-proc, lstm-dx / lstm-proc, dnc-dx /
+# dnc-proc (--views dx|proc), and, for data whose patients have several admissions (the synthetic EHR's history rules):
 # dmnc-late-persistent (batch rows are patients, memory carried across their admissions:
 # --patient-rows true --persistent-memory true) and deepcare (patient rows, state carried). Runs go to
 # OUT_DIR/ROW/seed-S (default runs/mimic-table), J at a time (default 2, each --threads 1). A run
@@ -19,9 +20,9 @@
 # admissions; --batch B for larger data), E epochs (default 60) with the epoch of best validation
 # micro AUC kept. On ehr-gen data the table adds the AUC over each planted rule type's drugs.
 # --l2-grid "V1 V2 ..." grid-searches the bag-of-codes rows (binary-relevance, classifier-chains,
-# br-dx, br-proc) as the paper does its traditional baselines: per row and seed one run per L2
-# penalty V (OUT/ROW/l2-V/seed-S; --select-on auc_macro, --patience 5), and the row's result is the
-# run of best validation macro AUC (ties: the first in the list). OUT/ROW/seed-S then holds its
+# br-dx, br-proc, cc-dx, cc-proc) as the paper does its traditional baselines: per row and seed
+# one run per L2 penalty V (OUT/ROW/l2-V/seed-S; --select-on auc_macro, --patience 5), and the
+# row's result is the run of best validation macro AUC (ties: the first in the list). OUT/ROW/seed-S then holds its
 # metrics.json, grid.json (every penalty's validation macro AUC, its kept epoch, the choice) and
 # the wall and CPU seconds of the whole grid; the test split is never looked at to choose.
 set -euo pipefail
@@ -53,12 +54,18 @@ if [ -n "$grid" ] && [ -z "${grid// /}" ]; then echo "mimic_table.sh: --l2-grid 
 . tools/table_lib.sh
 table_setup ${args[@]+"${args[@]}"}
 
-bag_of_codes() { case "$1" in binary-relevance | classifier-chains | br-dx | br-proc) return 0 ;; esac; return 1; }
+bag_of_codes() {
+  case "$1" in binary-relevance | classifier-chains | br-dx | br-proc | cc-dx | cc-proc) return 0 ;; esac
+  return 1
+}
 
 # A grid run's row is ROW/l2-V: the model and flags of ROW, with its penalty.
 row_model() {
   case "${1%%/*}" in
     br-dx | br-proc) echo binary-relevance ;;
+    cc-dx | cc-proc) echo classifier-chains ;;
+    lstm-dx | lstm-proc) echo lstm ;;
+    dnc-dx | dnc-proc) echo dnc ;;
     dmnc-late-persistent) echo dmnc-late ;;
     *) echo "${1%%/*}" ;;
   esac
@@ -73,9 +80,11 @@ row_flags() {
       echo "$rnn --word-size 64 --memory-slots 16 --read-heads 1 --patient-rows true --persistent-memory true" ;;
     deepcare) echo "$common --lr 1e-2 --patient-rows true" ;;
     dnc) echo "$rnn --word-size 64 --memory-slots 32 --read-heads 1" ;;
+    dnc-dx | dnc-proc) echo "$rnn --word-size 64 --memory-slots 32 --read-heads 1 --views ${1#dnc-}" ;;
     lstm | dual-lstm | wlas) echo "$rnn" ;;
-    br-dx) echo "--views dx" ;;
-    br-proc) echo "--views proc" ;;
+    lstm-dx | lstm-proc) echo "$rnn --views ${1#lstm-}" ;;
+    br-dx | cc-dx) echo "--views dx" ;;
+    br-proc | cc-proc) echo "--views proc" ;;
   esac
 }
 
@@ -117,6 +126,12 @@ paper() {
     binary-relevance) echo "84.1 | 70.3 | 81.0 | 78.2 | 72.3" ;;
     br-dx) echo "82.6 | 69.1 | 79.9 | 77.1 | 70.3" ;;
     br-proc) echo "81.8 | 69.4 | 82.6 | 80.1 | 73.6" ;;
+    cc-dx) echo "66.8 | 63.8 | 68.3 | 66.8 | 61.1" ;;
+    cc-proc) echo "63.4 | 61.7 | 83.7 | 80.3 | 71.9" ;;
+    lstm-dx) echo "84.9 | 70.9 | 90.8 | 86.7 | 79.1" ;;
+    lstm-proc) echo "83.9 | 70.8 | 88.1 | 86.0 | 78.4" ;;
+    dnc-dx) echo "85.4 | 71.4 | 90.0 | 86.7 | 79.8" ;;
+    dnc-proc) echo "83.2 | 70.4 | 88.4 | 85.8 | 78.7" ;;
     classifier-chains) echo "64.6 | 63.0 | 84.6 | 81.5 | 74.2" ;;
     lstm) echo "85.8 | 72.1 | 91.6 | 86.8 | 80.5" ;;
     dnc) echo "86.4 | 72.4 | 90.9 | 87.4 | 80.6" ;;

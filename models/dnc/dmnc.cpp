@@ -48,6 +48,13 @@ nlohmann::json memory_defaults(int64_t slots) {
           {"train_teacher_forcing", true}};
 }
 
+// The view-concatenated DNC: twice DMNC's slots (section 4.2), and it may read one view alone.
+nlohmann::json view_concat_defaults() {
+  nlohmann::json d = memory_defaults(32);
+  d["views"] = "both";  // or one view: dx, proc (dnc::views_read)
+  return d;
+}
+
 nlohmann::json dmnc_defaults(Fusion f) {
   nlohmann::json d = memory_defaults(16);
   d["cache"] = f == Fusion::early;
@@ -511,7 +518,7 @@ ForwardResult Dmnc::forward(Tape& tape, const Batch& batch, const ForwardOptions
 ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t seed)
     : Model(dtype) {
   const std::string model = name();
-  config_ = layers::merge_config(model, memory_defaults(32), config);
+  config_ = layers::merge_config(model, view_concat_defaults(), config);
   mem_ = read_memory_config(config_, model);
   embedding_ = layers::config_int(config_, model, "embedding");
   hidden_ = layers::config_int(config_, model, "hidden");
@@ -521,8 +528,11 @@ ViewConcatDnc::ViewConcatDnc(const nlohmann::json& config, DType dtype, uint64_t
                             second_vocab(config_, model)};
   const int64_t E = embedding_, H = hidden_, RW = mem_.read_heads * mem_.word;
   Rng rng(seed);
-  embed_[0] = layers::Embedding(params_, "enc1.embedding", vocab[0], E, rng);
-  embed_[1] = layers::Embedding(params_, "enc2.embedding", vocab[1], E, rng);
+  use_ = dnc::views_read(config_, model);
+  for (int i = 0; i < 2; ++i)  // a view not read has no embedding
+    if (use_[size_t(i)])
+      embed_[size_t(i)] = layers::Embedding(params_, i == 0 ? "enc1.embedding" : "enc2.embedding",
+                                            vocab[i], E, rng);
   cell_.emplace_back(params_, "enc.lstm", E + RW, H, rng);
   interface_ = layers::Linear(params_, "enc.interface", H, dnc::interface_size(mem_), rng);
   dec_read_ = layers::Linear(params_, "dec.read", H, layers::read_interface_size(mem_), rng);
@@ -553,7 +563,7 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
     m = dnc::step(m, iface, true, opts.trace, prefix, kUsageGradient);
   };
   for (int i = 0; i < 2; ++i) {  // view 1's events, then view 2's: one concatenated sequence
-    if (views.length[i] == 0) continue;
+    if (!use_[size_t(i)] || views.length[i] == 0) continue;
     const layers::TokenLstm lstm(tape, embed_[size_t(i)], cell, views.x[i].shape().numel());
     auto ids_at = [&](int64_t t) { return slice(views.x[i], 1, t, 1); };  // [B, 1]
     const bool pack = pack_rows_ && !opts.trace;
@@ -570,7 +580,7 @@ ForwardResult ViewConcatDnc::forward(Tape& tape, const Batch& batch, const Forwa
       const StepMask mask(views.mask[i], t);
       if (!mask.any()) continue;
       // One sequence: view 2's steps are numbered after view 1's.
-      const int64_t step_number = t + (i == 1 ? views.length[0] : 0);
+      const int64_t step_number = t + (i == 1 && use_[0] ? views.length[0] : 0);
       const TapeScope encoder(tape, "enc"), step_scope(tape, "t", step_number);
       if (opts.trace) prefix = "enc/t" + std::to_string(step_number) + "/";
       // Packed: only the samples with an event step (layers::StepMask); else all, then blended.
@@ -663,21 +673,22 @@ const bool kRegistered = [] {
                                {"train_teacher_forcing", false}}),
                          tiny({{"variant", "sequence-cache-unpacked"}, {"pack_rows", false}})},
        .check_batch = check_batch});
-  register_model({.name = "dnc",
-                  .summary =
-                      "view-concatenated DNC: one DNC reads view 1 then view 2 (32 slots), then a "
-                      "write-protected decoder (DMNC paper, Table 1 baseline)",
-                  .create = [](const nlohmann::json& c, DType d,
-                               uint64_t s) { return std::make_unique<ViewConcatDnc>(c, d, s); },
-                  .default_config = memory_defaults(32),
-                  .train_defaults = kTrainDefaults,
-                  .check_configs = {tiny({{"variant", "sequence"}}),
-                                    tiny({{"variant", "set"}, {"output", "set"}}),
-                                    tiny({{"variant", "sequence-free-running"},
-                                          {"train_teacher_forcing", false}}),
-                                    tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
-                                    tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}})},
-                  .check_batch = check_batch});
+  register_model(
+      {.name = "dnc",
+       .summary = "view-concatenated DNC: one DNC reads view 1 then view 2 (32 slots), then a "
+                  "write-protected decoder (DMNC paper, Table 1 baseline)",
+       .create = [](const nlohmann::json& c, DType d,
+                    uint64_t s) { return std::make_unique<ViewConcatDnc>(c, d, s); },
+       .default_config = view_concat_defaults(),
+       .train_defaults = kTrainDefaults,
+       .check_configs = {tiny({{"variant", "sequence"}}),
+                         tiny({{"variant", "set"}, {"output", "set"}}),
+                         tiny({{"variant", "sequence-free-running"},
+                               {"train_teacher_forcing", false}}),
+                         tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
+                         tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}}),
+                         tiny({{"variant", "set-dx-only"}, {"output", "set"}, {"views", "dx"}})},
+       .check_batch = check_batch});
   return true;
 }();
 

@@ -254,6 +254,7 @@ class ViewConcatDnc : public Model {
   int64_t embedding_, hidden_;
   double clip_;
   bool pack_rows_;
+  std::array<bool, 2> use_ = {true, true};  // config "views"
   std::array<layers::Embedding, 2> embed_;
   std::vector<LstmCell> cell_;
   layers::Linear interface_;

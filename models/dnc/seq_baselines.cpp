@@ -27,6 +27,7 @@ nlohmann::json defaults(SeqBaseline k) {
       {"embedding", 64},          {"hidden", 128},     {"output", "sequence"},
       {"input_vocab", 51},        {"input_vocab2", 0}, {"output_vocab", 101},
       {"decoder_feedback", true}, {"pack_rows", true}, {"train_teacher_forcing", true}};
+  if (k == SeqBaseline::view_concat_lstm) d["views"] = "both";  // or one view: dx, proc
   if (k == SeqBaseline::wlas) {
     d["attention_size"] = 128;
     d["attention_init_range"] = 0.0;    // 0: Glorot; r > 0: uniform(-r, r), the authors' r = 1
@@ -102,8 +103,10 @@ SeqBaselineModel::SeqBaselineModel(SeqBaseline kind, const nlohmann::json& confi
   layers::DecoderSpec spec = layers::decoder_spec(config_, model);
   pack_rows_ = spec.pack_rows;  // the encoders pack as the decoder does
   Rng rng(seed);
-  embed_[0] = layers::Embedding(params_, "enc1.embedding", v1, E, rng);
-  embed_[1] = layers::Embedding(params_, "enc2.embedding", v2 == 0 ? v1 : v2, E, rng);
+  if (kind == SeqBaseline::view_concat_lstm) use_ = dnc::views_read(config_, model);
+  // A view the model does not read has no embedding (no parameter that no gradient reaches).
+  if (use_[0]) embed_[0] = layers::Embedding(params_, "enc1.embedding", v1, E, rng);
+  if (use_[1]) embed_[1] = layers::Embedding(params_, "enc2.embedding", v2 == 0 ? v1 : v2, E, rng);
   if (kind == SeqBaseline::view_concat_lstm) {
     cell_.emplace_back(params_, "enc.lstm", E, H, rng);
     spec.hidden = H;
@@ -147,9 +150,10 @@ ForwardResult SeqBaselineModel::forward(Tape& tape, const Batch& batch,
     const LstmCell& cell = cell_.front();
     LstmState s = cell.zero_state(tape, B, dtype);
     for (int i = 0; i < 2; ++i)
-      s = layers::run_lstm(
-          tape, layers::TokenLstm(tape, embed_[size_t(i)], cell, views.x[i].shape().numel()),
-          views.x[i], views.mask[i], s, 0.0, pack);
+      if (use_[size_t(i)])
+        s = layers::run_lstm(
+            tape, layers::TokenLstm(tape, embed_[size_t(i)], cell, views.x[i].shape().numel()),
+            views.x[i], views.mask[i], s, 0.0, pack);
     return decoder_.run(tape, batch, opts, name(), s, Var{}, nullptr);
   }
 
@@ -211,6 +215,11 @@ void register_baseline(SeqBaseline k, const char* summary) {
   nlohmann::json unpacked = tiny(k, "sequence-unpacked", false);
   unpacked["pack_rows"] = false;
   checks.push_back(unpacked);
+  if (k == SeqBaseline::view_concat_lstm) {  // the single-view rows of DMNC Table 3
+    nlohmann::json one = tiny(k, "set-proc-only", true);
+    one["views"] = "proc";
+    checks.push_back(one);
+  }
   if (k == SeqBaseline::wlas) {  // the authors' decoder: cell-state queries, no context in output
     // and a constant decoder input (docs/sum2seq.md, runs/s4/wlas-authors-decoder)
     nlohmann::json c = tiny(k, "sequence-authors-decoder", false);

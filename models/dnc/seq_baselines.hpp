@@ -61,9 +61,10 @@ class SeqBaselineModel : public Model {
   SeqBaseline kind_;
   nlohmann::json config_;
   int64_t hidden_ = 0;
-  bool pack_rows_ = true;           // config "pack_rows"
-  bool query_cell_halves_ = false;  // wlas: config "attention_query"
-  bool authors_memory_ = false;     // wlas: config "attention_memory"
+  bool pack_rows_ = true;                   // config "pack_rows"
+  bool query_cell_halves_ = false;          // wlas: config "attention_query"
+  bool authors_memory_ = false;             // wlas: config "attention_memory"
+  std::array<bool, 2> use_ = {true, true};  // lstm: config "views"
   std::array<layers::Embedding, 2> embed_;
   std::vector<LstmCell> cell_;  // lstm: one encoder; dual-lstm, wlas: two
   std::array<layers::Attention, 2> attention_;

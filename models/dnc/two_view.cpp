@@ -22,6 +22,13 @@ Views read_views(Tape& tape, const Batch& batch, const std::string& model) {
   return v;
 }
 
+std::array<bool, 2> views_read(const nlohmann::json& config, const std::string& model) {
+  const std::string views = config.at("views").get<std::string>();
+  MG_CHECK(views == "both" || views == "dx" || views == "proc", model,
+           ": views must be \"both\", \"dx\" (view 1) or \"proc\" (view 2), got \"", views, "\"");
+  return {views != "proc", views != "dx"};
+}
+
 nlohmann::json dmnc_paper_recipe() {
   return {{"optimizer", "adam"},    {"lr", 1e-3},           {"batch", 50},
           {"iterations", 10000},    {"clip_value", 10.0},   {"clip_norm", 5.0},

@@ -2,6 +2,7 @@
 // (DMNC, the view-concatenated LSTM and DNC, Dual LSTM, WLAS): the batch they read, a tiny batch of
 // that shape for gradient checks, and the paper's training recipe.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,6 +21,11 @@ struct Views {
   int64_t length[2] = {0, 0};
 };
 Views read_views(Tape& tape, const Batch& batch, const std::string& model);
+
+// Config "views" of the view-concatenated models (lstm, dnc): "both" (the default), or one view
+// alone, "dx" = view 1 (x1) or "proc" = view 2 (x2), as mimic-drugs names them, for the DMNC
+// paper's single-view rows (Table 3). Returns which of the two views the model reads.
+std::array<bool, 2> views_read(const nlohmann::json& config, const std::string& model);
 
 // The training recipe of the DMNC paper's models (DMNC, DNC and the Table 1 baselines): Adam
 // (lr 1e-3), batch 50, 10,000 iterations, gradients clipped by value to +-10 as in the authors'

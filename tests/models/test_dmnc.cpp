@@ -405,6 +405,33 @@ TEST_CASE("dmnc: views of different widths and an empty view run") {
   }
 }
 
+TEST_CASE(
+    "lstm and dnc on one view (DMNC Table 3's single-view rows): the other view is not read") {
+  Samples s;
+  s.x1 = {{3, 1}, {5}};
+  s.x2 = {{9, 4, 4}, {2}};
+  s.y = {{1, 2, 3}, {3}};
+  Batch batch, other;
+  fill_batch(batch, s, 2, 3, 3);
+  s.x2 = {{7, 7, 8}, {6}};  // other procedures, the same diagnoses
+  fill_batch(other, s, 2, 3, 3);
+  for (const char* name : {"lstm", "dnc"}) {
+    CAPTURE(name);
+    nlohmann::json cfg = small_config(name);
+    cfg["views"] = "dx";
+    auto model = create_model(name, cfg, DType::f64, 4);
+    CHECK(model->params().find("enc2.embedding") == nullptr);  // no parameter without gradient
+    CHECK(run(*model, batch, true).loss == run(*model, other, true).loss);
+    auto both = create_model(name, small_config(name), DType::f64, 4);
+    CHECK(both->params().find("enc2.embedding") != nullptr);
+    CHECK(run(*both, batch, true).loss != run(*both, other, true).loss);
+    cfg["views"] = "x2";
+    CHECK_THROWS_WITH_AS(create_model(name, cfg, DType::f64, 4),
+                         doctest::Contains("views must be \"both\", \"dx\" (view 1) or \"proc\""),
+                         Error);
+  }
+}
+
 // --------------------------------------------------------------------- 5. shapes and decoding
 
 TEST_CASE("every model: output shapes, teacher forcing and greedy decoding") {
@@ -650,8 +677,8 @@ TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's d
     CHECK(model->params().count() == paper_parameter_count(m.name, true, 51));
     auto set = m.create({{"output", "set"}}, DType::f32, 1);
     CHECK(set->params().count() == paper_parameter_count(m.name, false, 51));
-    // sum2seq's input has an end marker (52 tokens): the count `memgrad bench` and docs/results/speed.md
-    // give for its runs (dmnc-late: 851,897).
+    // sum2seq's input has an end marker (52 tokens): the count `memgrad bench` and
+    // docs/results/speed.md give for its runs (dmnc-late: 851,897).
     auto with_end_marker = m.create({{"input_vocab", 52}}, DType::f32, 1);
     CHECK(with_end_marker->params().count() == paper_parameter_count(m.name, true, 52));
     MESSAGE(m.name, ": ", model->params().count(), " parameters at the paper's dimensions (",
@@ -659,7 +686,8 @@ TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's d
     ++counted;
   }
   CHECK(counted == int(std::size(kModels)));
-  CHECK(paper_parameter_count("dmnc-late", true, 52) == 851897);  // docs/results/speed.md, DMNC training step
+  CHECK(paper_parameter_count("dmnc-late", true, 52) ==
+        851897);  // docs/results/speed.md, DMNC training step
 }
 
 TEST_CASE("dmnc: cache_gate_bias initialises the cache gate's bias block and nothing else") {
