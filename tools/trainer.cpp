@@ -302,8 +302,9 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
            "nothing to backpropagate through (DMNC: --persistent-memory true)");
   MG_CHECK(unroll_ == 1 || global_shards_ == 1, "unroll (--unroll ", unroll_,
            ") needs one tape: --shards 1 and one process");
-  has_epochs_ = task_->steps_per_epoch(batch_) > 0;
-  task_steps_per_epoch_ = std::max<int64_t>(1, task_->steps_per_epoch(batch_));
+  const int64_t task_steps = task_->steps_per_epoch(batch_);  // 0: a generator, no epochs
+  has_epochs_ = task_steps > 0;
+  task_steps_per_epoch_ = std::max<int64_t>(1, task_steps);
   steps_per_epoch_ = (task_steps_per_epoch_ + unroll_ - 1) / unroll_;  // updates per epoch
   if (unroll_ > 1) window_batches_.resize(size_t(unroll_));
   window_.reserve(size_t(unroll_));

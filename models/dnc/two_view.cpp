@@ -1,5 +1,6 @@
 #include "models/dnc/two_view.hpp"
 
+#include "engine/quote.hpp"
 #include "models/layers/batch_fields.hpp"
 
 namespace memgrad::dnc {
@@ -25,7 +26,7 @@ Views read_views(Tape& tape, const Batch& batch, const std::string& model) {
 std::array<bool, 2> views_read(const nlohmann::json& config, const std::string& model) {
   const std::string views = config.at("views").get<std::string>();
   MG_CHECK(views == "both" || views == "dx" || views == "proc", model,
-           ": views must be \"both\", \"dx\" (view 1) or \"proc\" (view 2), got \"", views, "\"");
+           ": views must be \"both\", \"dx\" (view 1) or \"proc\" (view 2), got ", quote(views));
   return {views != "proc", views != "dx"};
 }
 

@@ -22,7 +22,8 @@ struct Views {
 };
 Views read_views(Tape& tape, const Batch& batch, const std::string& model);
 
-// Config "views" of the view-concatenated models (lstm, dnc): "both" (the default), or one view
+// Config "views" of the view-concatenated models (lstm, dnc) and the bag-of-codes baselines
+// (binary-relevance, classifier-chains): "both" (the default), or one view
 // alone, "dx" = view 1 (x1) or "proc" = view 2 (x2), as mimic-drugs names them, for the DMNC
 // paper's single-view rows (Table 3). Returns which of the two views the model reads.
 std::array<bool, 2> views_read(const nlohmann::json& config, const std::string& model);

@@ -3,8 +3,6 @@
 
 #include <numeric>
 
-#include "engine/quote.hpp"
-
 #include "models/dnc/two_view.hpp"
 #include "models/layers/batch_fields.hpp"
 #include "models/layers/config.hpp"
@@ -29,11 +27,7 @@ BagOfCodes::BagOfCodes(bool chain, const nlohmann::json& config, DType dtype, ui
   config_ = layers::merge_config(model, defaults(chain), config);
   MG_CHECK(config_.at("output") == "set", model,
            ": output must be \"set\" (a multi-label baseline), got ", config_.at("output").dump());
-  const std::string views = config_.at("views").get<std::string>();
-  MG_CHECK(views == "both" || views == "dx" || views == "proc", model,
-           ": views must be \"both\", \"dx\" or \"proc\", got ", quote(views));
-  use_[0] = views != "proc";
-  use_[1] = views != "dx";
+  use_ = dnc::views_read(config_, model);
   labels_ = layers::config_int(config_, model, "output_vocab");
   l2_ = config_.at("l2").get<double>();
   MG_CHECK(l2_ >= 0, model, ": l2 must be >= 0, got ", l2_);

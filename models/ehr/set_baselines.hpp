@@ -18,6 +18,7 @@
 // Config "views": "both" (default), "dx" (x1 only) or "proc" (x2 only), the single-view rows of
 // Table 3. Predictions: logits [B, L]; the task's labels field [B, L] is the target.
 #pragma once
+#include <array>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -39,7 +40,7 @@ class BagOfCodes : public Model {
   nlohmann::json config_;
   int64_t labels_ = 0;
   double l2_ = 0;
-  bool use_[2] = {true, true};
+  std::array<bool, 2> use_ = {true, true};  // config "views" (dnc::views_read)
   Parameter *w_[2] = {nullptr, nullptr}, *b_ = nullptr, *c_ = nullptr;
   Tensor before_;               // P [L, L], chains only
   std::vector<int64_t> order_;  // pi, chains only
