@@ -33,8 +33,10 @@ std::string cat(const Parts&... parts) {
   return s;
 }
 
-enum Rule { kDx, kProc, kAnd, kPriority, kHistory, kBase, kRuleTypes };
-const char* kRuleNames[kRuleTypes] = {"dx", "proc", "and", "priority", "history", "base"};
+// Rule drug d has type d % kCycle; with Options::either_drugs the base drugs become kEither.
+enum Rule { kDx, kProc, kAnd, kPriority, kHistory, kBase, kEither, kRuleTypes };
+constexpr int kCycle = kEither;
+const char* kRuleNames[kRuleTypes] = {"dx", "proc", "and", "priority", "history", "base", "either"};
 constexpr double kFired = 0.9, kNoise = 0.01;
 
 // A table file written through zlib: compressed (.csv.gz) or plain ("wT": zlib's transparent
@@ -138,6 +140,9 @@ double oracle(const DrugRule& r, const std::vector<int32_t>& dx, const std::vect
     case kAnd:
       fired = any_in(dx, r.dx) && any_in(proc, r.proc);
       break;
+    case kEither:  // one view's code but not both: no sum of per-code weights ranks this
+      fired = any_in(dx, r.dx) != any_in(proc, r.proc);
+      break;
     case kPriority:
       fired = any_in(dx, r.dx, 3);
       break;
@@ -190,11 +195,14 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
   MG_CHECK(!ec, partial.string(), ": cannot create (", ec.message(), ")");
 
   Rng rng(o.seed, 0x5e1f);
+  // The either drugs' code sets come from a generator of their own, so that every other draw
+  // (codes, drugs, times) is the same with and without the option.
+  Rng either_rng(o.seed, 0xe17e);
   std::vector<DrugRule> rules(size_t(o.rule_drugs));
   nlohmann::json rules_json = nlohmann::json::array();
   for (int64_t d = 0; d < o.rule_drugs; ++d) {
     DrugRule& r = rules[size_t(d)];
-    r.type = Rule(d % kRuleTypes);
+    r.type = Rule(d % kCycle);
     switch (r.type) {
       case kDx:
         r.dx = code_set(rng, 2, 400);
@@ -211,6 +219,10 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
         break;
       default:
         r.base = rng.uniform(0.05, 0.6);
+        if (o.either_drugs) {
+          r.type = kEither;
+          r.dx = code_set(either_rng, 3, 60), r.proc = code_set(either_rng, 2, 30);
+        }
     }
     nlohmann::json j = {{"drug", cat("R", d)}, {"type", kRuleNames[r.type]}};
     nlohmann::json dx = nlohmann::json::array(), proc = nlohmann::json::array();
@@ -256,10 +268,13 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
   std::vector<int> labels(size_t(o.rule_drugs));
   std::vector<double> probs(size_t(o.rule_drugs));
   int64_t row = 1, hadm = 100000;
-  auto prescribe = [&](const std::string& subject, const std::string& id, const std::string& code) {
-    const int times = 1 + int(rng.below(3));
+  // A drug's 1-3 prescription rows, drawn from `g`; with write false only the draws are made.
+  auto prescribe = [&](Rng& g, const std::string& subject, const std::string& id,
+                       const std::string& code, bool write = true) {
+    const int times = 1 + int(g.below(3));
     for (int k = 0; k < times; ++k) {
-      const char* route = rng.uniform() < 0.01 ? "" : "\"PO\"";  // MIMIC: some without a route
+      const char* route = g.uniform() < 0.01 ? "" : "\"PO\"";  // MIMIC: some without a route
+      if (!write) continue;
       prescriptions.write(
           cat(row++, ",", subject, ",", id, ",\"drug ", code, "\",\"", code, "\",", route, "\n"));
       ++s.drug_rows;
@@ -301,12 +316,20 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
         ++s.proc_rows;
       }
       for (int64_t d = 0; d < o.rule_drugs; ++d) {
-        probs[size_t(d)] = oracle(rules[size_t(d)], dx, proc, seen_dx);
-        labels[size_t(d)] = rng.uniform() < probs[size_t(d)];
-        if (labels[size_t(d)]) prescribe(subject, id, cat("R", d));
+        const DrugRule& r = rules[size_t(d)];
+        Rng* g = &rng;
+        if (r.type == kEither) {
+          // The base drug's draws, made and dropped, keep the main generator where it is
+          // without the option; the either drug draws from its own.
+          if (rng.uniform() < r.base) prescribe(rng, subject, id, "", false);
+          g = &either_rng;
+        }
+        probs[size_t(d)] = oracle(r, dx, proc, seen_dx);
+        labels[size_t(d)] = g->uniform() < probs[size_t(d)];
+        if (labels[size_t(d)]) prescribe(*g, subject, id, cat("R", d));
       }
       for (size_t t = 0; t < tail.size(); ++t)
-        if (rng.uniform() < tail[t]) prescribe(subject, id, cat("T", t));
+        if (rng.uniform() < tail[t]) prescribe(rng, subject, id, cat("T", t));
       if (in_sample) {
         sample_labels.push_back(labels);
         sample_scores.push_back(probs);
@@ -330,10 +353,13 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
     for (const metrics::AtK& a : r.at_k) c[cat("p_at_", a.k)] = a.precision.value_or(NAN);
     for (int t = 0; t < kRuleTypes; ++t) {
       double sum = 0;
-      int n = 0;
-      for (int64_t d = t; d < o.rule_drugs; d += kRuleTypes)
+      int n = 0, drugs = 0;
+      for (int64_t d = 0; d < o.rule_drugs; ++d) {
+        if (rules[size_t(d)].type != t) continue;
+        ++drugs;
         if (r.auc_per_label[size_t(d)]) sum += *r.auc_per_label[size_t(d)], ++n;
-      c[cat("auc_macro_", kRuleNames[t])] = n ? sum / n : NAN;
+      }
+      if (drugs > 0) c[cat("auc_macro_", kRuleNames[t])] = n ? sum / n : NAN;
     }
     c["definition"] =
         "the oracle (each drug's true probability given the codes and the patient's earlier "

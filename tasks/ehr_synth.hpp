@@ -14,14 +14,19 @@
 // Drugs: `rule_drugs` drugs R<i> whose presence follows a planted rule, and `tail_drugs` rare ones
 // T<i> (each in 0.1-0.5 % of admissions, independently: below every rule drug's 1 % floor, so the
 // top-300 vocabulary is the rule drugs). Rule drug i has type i % 6:
-//   0 dx        fires when a diagnosis of its set S (2 codes among the 100 most frequent) is there;
-//   1 proc      a procedure of its set T (2 among the 50 most frequent);
-//   2 and       a diagnosis of S (3 among the top 30) AND a procedure of T (2 among the top 15):
-//               only a model reading both views can learn it;
-//   3 priority  a diagnosis of S (3 among the top 60) among the admission's first 3 (SEQ_NUM);
-//   4 history   a diagnosis of S (3 among the top 60) in an EARLIER admission of the patient
+//   0 dx        fires when a diagnosis of its set S (2 codes among the 400 most frequent) is there;
+//   1 proc      a procedure of its set T (2 among the 200 most frequent);
+//   2 and       a diagnosis of S (3 among the top 60) AND a procedure of T (2 among the top 30):
+//               it needs both views (a bag of both views' codes ranks it: the rule is monotone);
+//   3 priority  a diagnosis of S (3 among the top 200) among the admission's first 3 (SEQ_NUM);
+//   4 history   a diagnosis of S (3 among the top 200) in an EARLIER admission of the patient
 //               (not this one): only a model that remembers the patient's past can learn it;
-//   5 base      no inputs: present with a fixed probability in [0.05, 0.6].
+//   5 base      no inputs: present with a fixed probability in [0.05, 0.6];
+//     either    (option either_drugs: replaces base) a diagnosis of S (3 among the top 60) OR a
+//               procedure of T (2 among the top 30) but NOT both (a drug replaced by another
+//               when both occur): not monotone in the codes, so no bag-of-codes score that adds
+//               a weight per code can rank it; the sets come from a generator of their own, so
+//               only these drugs' rows differ from the tables without the option.
 // A fired rule gives the drug with probability 0.9, an unfired one with 0.01 (noise), so each
 // drug's probability given the inputs (the oracle) is exactly 0.9, 0.01 or the base rate.
 //
@@ -56,8 +61,9 @@ struct Options {
   int64_t rule_drugs = 300, tail_drugs = 500;
   double zipf_exponent = 1.0;
   double dx_mean = 11.0, proc_mean = 4.0;
-  int64_t follow_pairs = 0;  // diagnosis pairs A -> B two admissions later
-  bool gzip = false;         // write .csv.gz instead of .csv
+  int64_t follow_pairs = 0;   // diagnosis pairs A -> B two admissions later
+  bool either_drugs = false;  // the base drugs become "either" drugs (dx XOR proc)
+  bool gzip = false;          // write .csv.gz instead of .csv
   uint64_t seed = 1;
 };
 
@@ -81,7 +87,8 @@ struct FollowPair {
 };
 std::vector<FollowPair> read_follow_pairs(const std::string& dir);
 
-// Each rule drug's code and rule type ("dx", "proc", "and", "priority", "history", "base") of the
+// Each rule drug's code and rule type ("dx", "proc", "and", "priority", "history", "base",
+// "either") of the
 // data set in `dir`, from its rules.json ("drugs"); none when the file is absent. An Error naming
 // the file when it is there but malformed.
 struct DrugRuleType {

@@ -214,7 +214,7 @@ class MimicDrugsTask : public Task {
         "over admissions; popularity: every admission scored by the drugs' training frequency; "
         "rule_auc_macro (data of memgrad ehr-gen): auc_macro over the label drugs of each rule "
         "type of its rules.json (dx, proc, and: both views, priority, history: earlier "
-        "admissions, base: no inputs)";
+        "admissions, base: no inputs, either: a diagnosis or a procedure of the rule but not both)";
     return m;
   }
 

@@ -15,7 +15,7 @@ constexpr const char* kHelp =
     R"(usage: memgrad ehr-gen --out DIR [--patients 34594] [--seed 1] [--gzip] [--overwrite]
                       [--dx-codes 6461] [--proc-codes 1881] [--rule-drugs 300] [--tail-drugs 500]
                       [--extra-admission 0.1877] [--dx-mean 11] [--proc-mean 4] [--zipf 1.0]
-                      [--follow-pairs 0]
+                      [--follow-pairs 0] [--either-drugs]
 
 A synthetic electronic health record at MIMIC-III's scale (DMNC paper Table 2: 34,594 patients,
 about 42,600 admissions, 6,461 diagnosis and 1,881 procedure codes, top 300 drugs) written as the
@@ -24,13 +24,15 @@ with --gzip), with planted rules tying drugs to diagnoses, procedures, both (cro
 first three diagnoses, and the patient's earlier admissions; rules.json lists them and
 ceiling.json holds the oracle's metrics (the best any model can score). --follow-pairs K plants
 K diagnosis pairs A -> B: B follows A two admissions later (for mimic-progression with persistent
-memory). docs/mimic.md has the rules. The folder is written as DIR.partial and renamed when complete.
+memory). --either-drugs turns the 50 base-rate drugs into "either" drugs: given for a diagnosis of
+their set or a procedure of their set but not both, a cross-view rule that no bag-of-codes score
+adding a weight per code can rank (only their rows differ). docs/mimic.md has the rules. The folder is written as DIR.partial and renamed when complete.
 )";
 
 }  // namespace
 
 int cmd_ehr_gen(const Words& words) {
-  const Args args(words, {"help", "gzip", "overwrite"},
+  const Args args(words, {"help", "gzip", "overwrite", "either-drugs"},
                   {"out", "patients", "seed", "dx-codes", "proc-codes", "rule-drugs", "tail-drugs",
                    "extra-admission", "dx-mean", "proc-mean", "zipf", "follow-pairs", "threads"});
   if (args.has("help")) {
@@ -55,6 +57,7 @@ int cmd_ehr_gen(const Words& words) {
   o.zipf_exponent = args.get_double("zipf", o.zipf_exponent);
   o.follow_pairs = args.get_int("follow-pairs", long(o.follow_pairs));
   o.gzip = args.has("gzip");
+  o.either_drugs = args.has("either-drugs");
   const ehr_synth::Summary s = ehr_synth::generate(o, *out, args.has("overwrite"));
   std::printf(
       "ehr-gen: %s: %lld patients, %lld admissions, %lld diagnosis rows, %lld procedure "

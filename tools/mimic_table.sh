@@ -157,11 +157,11 @@ echo
 # ehr-gen data: macro AUC over the drugs of each planted rule type (metrics.json rule_auc_macro).
 set -- $models
 if [ "$(jq -r '.rule_auc_macro // empty | length' "$out/$1/seed-${seeds%% *}/metrics.json")" != "" ]; then
-  echo "| model | AUC, drugs of a dx rule | proc rule | dx and proc (\"and\") | earlier admission (history) | priority | base rate |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| model | AUC, drugs of a dx rule | proc rule | dx and proc (\"and\") | dx or proc, not both (\"either\") | earlier admission (history) | priority | base rate |"
+  echo "|---|---|---|---|---|---|---|---|"
   for m in $models; do
     r=.rule_auc_macro
-    echo "| $m | $(stat "$m" $r.dx) | $(stat "$m" $r.proc) | $(stat "$m" $r.and) | $(stat "$m" $r.history) | $(stat "$m" $r.priority) | $(stat "$m" $r.base) |"
+    echo "| $m | $(stat "$m" $r.dx) | $(stat "$m" $r.proc) | $(stat "$m" $r.and) | $(stat "$m" $r.either) | $(stat "$m" $r.history) | $(stat "$m" $r.priority) | $(stat "$m" $r.base) |"
   done
   echo
 fi

@@ -125,3 +125,70 @@ TEST_CASE(
   CHECK(double(followed) / double(triggered) > 0.85);  // 0.9 planted (or drawn anyway)
   CHECK_THROWS_AS(ehr_synth::generate({.follow_pairs = 41}, (tmp.path / "bad").string()), Error);
 }
+
+TEST_CASE(
+    "ehr-gen: either_drugs turns the base drugs into dx-or-proc-not-both drugs, and only "
+    "those") {
+  TempDir tmp;
+  ehr_synth::Options o;
+  o.patients = 6000;
+  o.dx_codes = 400;
+  o.proc_codes = 200;
+  o.rule_drugs = 12;  // types 0-5 twice: drugs R5 and R11 are base, or either with the option
+  o.tail_drugs = 2;
+  const std::string plain = (tmp.path / "plain").string(), with = (tmp.path / "with").string();
+  ehr_synth::generate(o, plain);
+  o.either_drugs = true;
+  ehr_synth::generate(o, with);
+  std::ifstream in(with + "/rules.json");
+  const nlohmann::json rules = nlohmann::json::parse(in);
+  const mimic::Ehr a = mimic::load({.data_dir = plain}), b = mimic::load({.data_dir = with});
+  REQUIRE(a.admissions.size() == b.admissions.size());
+  auto drug_set = [](const mimic::Ehr& e, const mimic::Admission& adm, bool either_only) {
+    std::vector<std::string> out;
+    for (int32_t d : adm.drugs) {
+      const std::string& code = e.drug_codes[size_t(d)];
+      if ((code == "R5" || code == "R11") == either_only) out.push_back(code);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  int64_t changed_elsewhere = 0;
+  for (size_t i = 0; i < a.admissions.size(); ++i) {
+    changed_elsewhere += a.admissions[i].dx != b.admissions[i].dx;
+    changed_elsewhere += a.admissions[i].proc != b.admissions[i].proc;
+    changed_elsewhere += drug_set(a, a.admissions[i], false) != drug_set(b, b.admissions[i], false);
+  }
+  CHECK(changed_elsewhere == 0);
+
+  // Given with ~90 % when exactly one view fires, ~1 % when both or neither: the admissions with
+  // both are the ones a monotone score would put first.
+  int64_t count[3] = {0, 0, 0}, given[3] = {0, 0, 0};  // by the number of views that fire
+  for (const nlohmann::json& r : rules.at("drugs")) {
+    if (r.at("type") != "either") continue;
+    REQUIRE(r.at("dx").size() == 3);
+    REQUIRE(r.at("proc").size() == 2);
+    for (const mimic::Admission& adm : b.admissions) {
+      bool in_dx = false, in_proc = false, has = false;
+      for (int32_t c : adm.dx)
+        for (const auto& code : r.at("dx")) in_dx = in_dx || b.dx_codes[size_t(c)] == code;
+      for (int32_t c : adm.proc)
+        for (const auto& code : r.at("proc")) in_proc = in_proc || b.proc_codes[size_t(c)] == code;
+      for (int32_t d : adm.drugs) has = has || b.drug_codes[size_t(d)] == r.at("drug");
+      const int views = int(in_dx) + int(in_proc);
+      ++count[views];
+      given[views] += has;
+    }
+  }
+  REQUIRE(count[0] > 300);
+  REQUIRE(count[1] > 300);
+  REQUIRE(count[2] > 100);
+  CHECK(double(given[0]) / double(count[0]) < 0.03);
+  CHECK(double(given[1]) / double(count[1]) == doctest::Approx(0.9).epsilon(0.06));
+  CHECK(double(given[2]) / double(count[2]) < 0.05);
+
+  std::ifstream c(with + "/ceiling.json");
+  const nlohmann::json ceiling = nlohmann::json::parse(c);
+  CHECK(ceiling.at("auc_macro_either").get<double>() > 0.8);
+  CHECK_FALSE(ceiling.contains("auc_macro_base"));
+}
