@@ -22,11 +22,13 @@
 //   4 history   a diagnosis of S (3 among the top 200) in an EARLIER admission of the patient
 //               (not this one): only a model that remembers the patient's past can learn it;
 //   5 base      no inputs: present with a fixed probability in [0.05, 0.6];
-//     either    (option either_drugs: replaces base) a diagnosis of S (3 among the top 60) OR a
-//               procedure of T (2 among the top 30) but NOT both (a drug replaced by another
-//               when both occur): not monotone in the codes, so no bag-of-codes score that adds
-//               a weight per code can rank it; the sets come from a generator of their own, so
-//               only these drugs' rows differ from the tables without the option.
+//     either    (option either_drugs: replaces base) a diagnosis of S (4 among ranks 4-20) OR a
+//               procedure of T (3 among ranks 2-8) but NOT both (a drug replaced by another when
+//               both occur). The codes are common, so "both" is about as frequent as "one of
+//               them": the rule is not monotone in the codes, and a score adding a weight per
+//               code ranks it far below the oracle. The sets, labels and prescription rows come
+//               from a generator of their own, so only these drugs' rows differ from the tables
+//               without the option.
 // A fired rule gives the drug with probability 0.9, an unfired one with 0.01 (noise), so each
 // drug's probability given the inputs (the oracle) is exactly 0.9, 0.01 or the base rate.
 //

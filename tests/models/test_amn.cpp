@@ -117,10 +117,12 @@ TEST_CASE("amn story: E[s]'s relevant group is the answer's component, else the 
   HandStory h;
   AmnStory s;
   build_amn_story(h.words, h.live, 4, h.query, 5, 9, {}, s);
-  CHECK(s.relevant == std::vector<uint8_t>{0, 1, 1, 1, 1, 1, 0, 0, 0});
-  // Answer 8 is no story word: the components of the question's words 1 and 6.
+  // 1 + the distance from the answer 5 along 1 -> 2 -> 3, 4 -> 2 -> 5 taken both ways.
+  CHECK(s.relevant == std::vector<uint8_t>{0, 3, 2, 3, 3, 1, 0, 0, 0});
+  // Answer 8 is no story word: the components of the question's words 1 and 6, by distance from
+  // the nearest.
   build_amn_story(h.words, h.live, 4, h.query, 8, 9, {}, s);
-  CHECK(s.relevant == std::vector<uint8_t>{0, 1, 1, 1, 1, 1, 1, 1, 0});
+  CHECK(s.relevant == std::vector<uint8_t>{0, 1, 2, 3, 3, 3, 1, 2, 0});
   h.words[2] = 9;
   CHECK_THROWS_WITH_AS(build_amn_story(h.words, h.live, 4, h.query, 5, 9, {}, s),
                        doctest::Contains("amn: word id 9 at sentence 0, word 2"), Error);
@@ -284,7 +286,7 @@ TEST_CASE("amn gap 7 and 8: E[s] targets and the Bernoulli KL") {
   for (int64_t i = 0; i < 4000; ++i) tape.value(st.relevant.id).set(i, 1.0);
   Tensor targets = Tensor::zeros(Shape{2, 4000}, DType::f64);
   Rng rng(5);
-  amn::fill_relevance_targets(st, rng, targets);
+  amn::fill_relevance_targets(st, rng, targets, 0.5);  // decay: the relevant ones at distance 0
   double hi = 0, lo = 0;
   for (int64_t i = 0; i < 8000; ++i) {
     const double x = targets.at(i);
@@ -294,6 +296,20 @@ TEST_CASE("amn gap 7 and 8: E[s] targets and the Bernoulli KL") {
   // E[min(N(0.75, 0.05), 1)] = 0.737; E[max(N(0.3, 0.1), 0)] = 0.356 (variances, gap 7).
   CHECK(hi == doctest::Approx(0.737).epsilon(0.02));
   CHECK(lo == doctest::Approx(0.356).epsilon(0.04));
+  // relevance_decay: a relevant entity k edges from the answer draws decay^k times as much; the
+  // others are not weighted.
+  for (int64_t i = 0; i < 4000; ++i) tape.value(st.relevant.id).set(i, 3.0);  // distance 2
+  Rng same(5);
+  Tensor decayed = Tensor::zeros(Shape{2, 4000}, DType::f64);
+  amn::fill_relevance_targets(st, same, decayed, 0.5);
+  for (int64_t i = 0; i < 4000; ++i)  // (away from the clamps to [0.01, 0.99])
+    if (targets.at(i) > 0.04 && targets.at(i) < 0.99)
+      CHECK(decayed.at(i) == doctest::Approx(0.25 * targets.at(i)));
+  for (int64_t i = 4000; i < 8000; ++i) CHECK(decayed.at(i) == targets.at(i));
+  nlohmann::json bad = tiny();
+  bad["relevance_decay"] = 0.0;
+  CHECK_THROWS_WITH_AS(Amn(bad, DType::f64, 1),
+                       doctest::Contains("relevance_decay must be in (0, 1], got 0"), Error);
 
   Tensor p = Tensor::zeros(Shape{1, 2}, DType::f64), q = Tensor::zeros(Shape{1, 2}, DType::f64),
          mask = Tensor::zeros(Shape{1, 2}, DType::f64);
