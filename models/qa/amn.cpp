@@ -26,6 +26,7 @@ const nlohmann::json kDefaults = {
     {"propagation", true},             // Pi_prop (Eqs. 14-15); false: the ablation
     {"prop_hops", 2},                  // r of Eq. 14 (gap 6)
     {"recency", 1.0},                  // extra weight of the current sentence's edges (gap 5)
+    {"relevance_decay", 1.0},          // E[s] of a node k edges from the answer: x decay^k (gap 7)
     {"relevance_gate", "similarity"},  // Eq. 6 (gap 1): "similarity" or "literal"
     {"move_prob", "linear"},           // Eq. 12 (gap 2): "linear" or "strength"
     {"bank_weighting", "learned"},     // Eq. 18 (gap 4): "learned", "learned-positive", "exp"
@@ -95,6 +96,9 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   propagation_ = c.at("propagation").get<bool>();
   graph_.recency = c.at("recency").get<double>();
   MG_CHECK(graph_.recency >= 0, kName, ": recency must be >= 0, got ", graph_.recency);
+  relevance_decay_ = c.at("relevance_decay").get<double>();
+  MG_CHECK(relevance_decay_ > 0 && relevance_decay_ <= 1, kName,
+           ": relevance_decay must be in (0, 1], got ", relevance_decay_);
   decode_banks_ = c.at("decode_banks").get<int64_t>();
   MG_CHECK(decode_banks_ >= 0 && decode_banks_ <= banks_, kName, ": decode_banks must be in [0, ",
            banks_, "] (0 = all banks), got ", decode_banks_);
@@ -186,7 +190,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
   if (aux) {
     targets = tape.constant(Shape{b, v}, dtype, 0.0);
     Rng rng = tape.noise_stream();
-    fill_relevance_targets(st, rng, tape.value(targets.id));
+    fill_relevance_targets(st, rng, tape.value(targets.id), relevance_decay_);
   }
   Var strength_term, bank_term, move_term;
 

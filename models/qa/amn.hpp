@@ -59,7 +59,11 @@
 //   7. E[s]: answer's component ~ N(0.75, 0.05) capped at 1, others N(0.3, 0.1) floored at 0;
 //      read as variances (sd sqrt(0.05), sqrt(0.1)), then clamped into [0.01, 0.99] for the KL.
 //      One draw per entity per step. An answer that is not a story word (yes/no, counts): the
-//      components of the question's words (the batch has no supporting facts).
+//      components of the question's words (the batch has no supporting facts). The paper's
+//      "weighted with a deterministic function of distance from a" (§4.4) has no formula:
+//      "relevance_decay" g multiplies a relevant entity's draw by g^k, k its distance from the
+//      answer in the word graph with edges taken both ways; default 1 (no weighting, the
+//      results before 2026-11-27), docs/results/amn.md has the runs with g < 1.
 //   8. L_b's target p^(1 / (beta |l_i|)) with |l_i| = t + 1 (the sentence step): "p_hat" 0.8,
 //      "beta" 0.25 (transitive tasks: set p_hat 0.2 by flag; not automatic).
 //   9. d unspecified: "embedding_dim" 50.
@@ -117,6 +121,7 @@ class Amn : public Model {
   bool propagation_ = true;  // "propagation": Pi_prop on (false: the ablation)
   qa::amn::Settings settings_;
   qa::AmnGraphOptions graph_;
+  double relevance_decay_ = 1;
   std::optional<GruCell> enc_, au_, prop_;  // Eqs. 2/4, 13, 15
   qa::amn::Params p_;
   qa::amn::Scratch scratch_;  // per-sample structures, reused across forwards

@@ -46,7 +46,7 @@ struct Structures {
   Var onehot;                     // [T, B, V, J]  onehot[t, b, v, j] = [word j of sentence t is v]
   Var fresh, again, seen, heard;  // [T, B, V, 1]
   Var prop;                       // [T, B, V, V]
-  Var relevant;                   // [B, V]  1 in the answer's component (training only)
+  Var relevant;                   // [B, V]  1 + distance in the answer's component, else 0
   double seen_count = 0, live_count = 0;  // sum of seen (on live sentences) and of live
 };
 
@@ -113,7 +113,8 @@ Decoded decode(Tape& tape, const Params& p, const Settings& set, Var w, Var s, V
 // §4.4: mean Bernoulli KL(p || target) over the entries where `mask` is 1 (`count` of them), for
 // probabilities p and targets in (0, 1) (constants).
 Var bernoulli_kl(Var p, Var target, Var mask, double count);
-// E[s] targets [B, V] (gap 7) drawn from `rng` for the relevant mask of Structures.
-void fill_relevance_targets(const Structures& st, Rng& rng, Tensor& targets);
+// E[s] targets [B, V] (gap 7) drawn from `rng` for the relevant entities of Structures, those
+// at distance k from the answer weighted by decay^k.
+void fill_relevance_targets(const Structures& st, Rng& rng, Tensor& targets, double decay);
 
 }  // namespace memgrad::qa::amn

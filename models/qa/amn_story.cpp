@@ -134,8 +134,22 @@ void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> li
       if (id > 0 && known[size_t(id)]) out.frontier[size_t(id)] = 1;
     }
   }
+  // Breadth-first, both ways along the edges: relevant[i] = 1 + i's distance from the start
+  // nodes, so that E[s] can be weighted by distance (gap 7).
   for (int64_t i = 0; i < v; ++i) out.relevant[size_t(i)] = out.frontier[size_t(i)];
-  search(out.edge, out.nodes, v, -1, false, out.frontier, out.next, out.relevant.data());
+  for (uint8_t level = 2; level > 1; level = uint8_t(std::min(level + 1, 255))) {
+    bool any = false;
+    std::fill(out.next.begin(), out.next.end(), uint8_t(0));
+    for (int32_t a : out.nodes) {
+      if (!out.frontier[size_t(a)]) continue;
+      for (int32_t b : out.nodes)
+        if ((out.edge[size_t(a * v + b)] || out.edge[size_t(b * v + a)]) &&
+            !out.relevant[size_t(b)])
+          out.relevant[size_t(b)] = level, out.next[size_t(b)] = 1, any = true;
+    }
+    if (!any) break;
+    out.frontier.swap(out.next);
+  }
 }
 
 }  // namespace memgrad::qa

@@ -25,7 +25,7 @@ struct AmnStory {
   std::vector<uint8_t> seen;      // [T, V]   v appeared in sentences 0..t (the entities of m_0)
   std::vector<uint8_t> heard;     // [T, V]   v has an in-neighbour within r hops after sentence t
   std::vector<double> prop;       // [T, V, V] row i: weights of the nodes k whose states a_i sums
-  std::vector<uint8_t> relevant;  // [V]      in the answer's connected component (undirected)
+  std::vector<uint8_t> relevant;  // [V]      0: not in the answer's component; else 1 + distance
   // Scratch of the builder (kept so that a reused AmnStory does not allocate).
   std::vector<uint8_t> edge, current, reach, frontier, next, known;
   std::vector<int32_t> nodes, path;
@@ -42,9 +42,10 @@ int64_t sentence_path(std::span<const int32_t> words, std::span<int32_t> edges);
 // each real sentence adds w_0 -> w_1 -> ... over its non-nil words (a repeated word adds no self
 // loop); prop[t, i, k] = [k reaches i in 1..r edges] + recency * [k -> i is an edge of sentence t],
 // normalised to sum 1 over k (a mean over the in-neighbours; see models/qa/amn.hpp, gap 5).
-// relevant: the undirected component of the answer in the final graph; when the answer is no word
-// of the story, the components of the question's words that are (gap 7). Throws an Error for an
-// id outside [0, V).
+// relevant: the undirected component of the answer in the final graph, each node marked 1 + its
+// distance (edges taken both ways, capped at 255) from the answer; when the answer is no word of
+// the story, the components of the question's words that are, by distance from the nearest (gap 7).
+// Throws an Error for an id outside [0, V).
 void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> live, int64_t j,
                      std::span<const int32_t> query, int32_t answer, int64_t vocab,
                      const AmnGraphOptions& options, AmnStory& out);

@@ -93,13 +93,14 @@ Structures build_structures(Tape& tape, const Tensor& story, const Tensor& mask,
   return st;
 }
 
-void fill_relevance_targets(const Structures& st, Rng& rng, Tensor& targets) {
+void fill_relevance_targets(const Structures& st, Rng& rng, Tensor& targets, double decay) {
   const Tensor& rel = st.relevant.value();
   for (int64_t i = 0; i < rel.numel(); ++i) {
     const bool relevant = rel.at(i) != 0;
     double x =
         relevant ? 0.75 + std::sqrt(0.05) * rng.normal() : 0.3 + std::sqrt(0.1) * rng.normal();
     x = relevant ? std::min(x, 1.0) : std::max(x, 0.0);  // the paper's caps
+    if (relevant) x *= std::pow(decay, rel.at(i) - 1);   // "weighted ... by distance from a"
     targets.set(i, std::clamp(x, 0.01, 0.99));           // inside (0, 1) for the KL
   }
 }
