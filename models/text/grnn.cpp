@@ -20,6 +20,7 @@ nlohmann::json defaults(bool bidirectional) {
   // The reverse GRU's r and z start at sigmoid(1), as TensorFlow's GRUCell (the reference code's
   // cell) and the grounded cell start theirs.
   if (bidirectional) d["reverse_gate_bias"] = 1.0;
+  d["dropout"] = 0.0;  // on the word embeddings, in training (ours; the paper has none)
   return d;
 }
 
@@ -35,6 +36,7 @@ Grnn::Grnn(const std::string& name, const nlohmann::json& config, DType dtype, u
   const int64_t R = layers::config_int(config_, name, "reverse_hidden", 0);
   MG_CHECK((name == "bigrnn") == (R > 0), name, ": reverse_hidden must be ",
            name == "bigrnn" ? "positive" : "0", ", got ", R);
+  dropout_ = read_dropout(config_, name);
   Rng rng(seed);
   // Embeddings uniform +-0.5 / E, as the reference code initialises them.
   embed_table_ =
@@ -51,11 +53,11 @@ ForwardResult Grnn::forward(Tape& tape, const Batch& batch, const ForwardOptions
   const TextInputs in = read_inputs(tape, batch, name_, vocab_, labels_);
   const int64_t B = in.batch, T = in.steps;
   const Var table = tape.param(*embed_table_);
-  Var x = gather_rows(table, word_ids(tape, in, false));  // [T, B, E]
+  Var x = embed_words(tape, table, in, false, dropout_, opts.training);  // [T, B, E]
   if (reverse_) {
     std::vector<Var>& outs = tape.var_scratch(this);
     outs.clear();
-    const Var rev = gather_rows(table, word_ids(tape, in, true));
+    const Var rev = embed_words(tape, table, in, true, dropout_, opts.training);
     run_gru(tape, *reverse_, reverse_->project_inputs(rev), in, 0, &outs);
     x = concat({x, align_reversed(tape, outs, in)}, 2);
   }
@@ -85,9 +87,9 @@ void check_batch(Rng& rng, DType dtype, Batch& batch) {
   make_check_batch(rng, dtype, batch, 3, 4, 7, 3);
 }
 
-nlohmann::json tiny(const char* variant, int64_t reverse) {
-  return {{"variant", variant}, {"input_vocab", 7}, {"labels", 3},
-          {"embedding", 3},     {"control", 2},     {"reverse_hidden", reverse}};
+nlohmann::json tiny(const char* variant, int64_t reverse, double dropout = 0) {
+  return {{"variant", variant}, {"input_vocab", 7},          {"labels", 3},       {"embedding", 3},
+          {"control", 2},       {"reverse_hidden", reverse}, {"dropout", dropout}};
 }
 
 const bool kRegistered = [] {
@@ -104,7 +106,9 @@ const bool kRegistered = [] {
                           uint64_t s) { return std::make_unique<Grnn>(name, c, d, s); },
          .default_config = defaults(bi),
          .train_defaults = recurrent_train_defaults(),
-         .check_configs = {bi ? tiny("bidirectional", 2) : tiny("grounded", 0)},
+         .check_configs = {bi ? tiny("bidirectional", 2) : tiny("grounded", 0),
+                           bi ? tiny("bidirectional-dropout", 2, 0.5)
+                              : tiny("grounded-dropout", 0, 0.5)},
          .check_batch = check_batch,
          .task_settings = curriculum_settings()});
   }

@@ -40,6 +40,7 @@ class Grnn : public Model {
   std::string name_;
   nlohmann::json config_;
   int64_t vocab_ = 0, labels_ = 0;
+  double dropout_ = 0;                // on the looked-up embeddings, in training
   Parameter* embed_table_ = nullptr;  // [V, E]
   std::optional<GruCell> reverse_;    // bigrnn only
   std::optional<GroundedGruCell> cell_;

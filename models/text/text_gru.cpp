@@ -18,6 +18,7 @@ nlohmann::json defaults(bool bidirectional) {
   // r and z start at sigmoid(1), as TensorFlow's GRUCell (the reference code's cell) and our grnn
   // start them: a new cell keeps 73 % of its state per word instead of half.
   d["gate_bias"] = 1.0;
+  d["dropout"] = 0.0;  // on the word embeddings, in training (ours; the paper has none)
   return d;
 }
 
@@ -48,6 +49,7 @@ TextGru::TextGru(const std::string& name, const nlohmann::json& config, DType dt
   const int64_t H = layers::config_int(config_, name, "hidden");
   const bool bi = config_.at("bidirectional").get<bool>();
   const double gate_bias = config_.at("gate_bias").get<double>();
+  dropout_ = read_dropout(config_, name);
   Rng rng(seed);
   embed_table_ =
       &params_.add_uniform("embed", Shape{vocab_, E}, -0.5 / double(E), 0.5 / double(E), rng);
@@ -64,20 +66,25 @@ ForwardResult TextGru::forward(Tape& tape, const Batch& batch, const ForwardOpti
     outs = &tape.var_scratch(this);
     outs->clear();
   }
-  Var h =
-      run_gru(tape, *forward_,
-              forward_->project_inputs(gather_rows(table, word_ids(tape, in, false))), in, 0, outs);
+  const Var x = embed_words(tape, table, in, false, dropout_, opts.training);
+  Var h = run_gru(tape, *forward_, forward_->project_inputs(x), in, 0, outs);
   if (outs)
     for (size_t t = 0; t < outs->size(); ++t)
       opts.trace->record(trace_name(t, "/p"), sigmoid(out_(tape, (*outs)[t])).value());
   if (reverse_) {
-    const Var rev = gather_rows(table, word_ids(tape, in, true));
+    const Var rev = embed_words(tape, table, in, true, dropout_, opts.training);
     h = concat({h, run_gru(tape, *reverse_, reverse_->project_inputs(rev), in, 1)}, 1);
   }
   return multilabel_result(in, out_(tape, h));
 }
 
 namespace {
+
+nlohmann::json dropout_variant(nlohmann::json c) {
+  c["variant"] = c["variant"].get<std::string>() + "-dropout";
+  c["dropout"] = 0.5;
+  return c;
+}
 
 void check_batch(Rng& rng, DType dtype, Batch& batch) {
   make_check_batch(rng, dtype, batch, 3, 4, 7, 3);
@@ -103,7 +110,7 @@ const bool kRegistered = [] {
                           uint64_t s) { return std::make_unique<TextGru>(name, c, d, s); },
          .default_config = defaults(bi),
          .train_defaults = recurrent_train_defaults(),
-         .check_configs = {tiny},
+         .check_configs = {tiny, dropout_variant(tiny)},
          .check_batch = check_batch,
          .task_settings = curriculum_settings()});
   }

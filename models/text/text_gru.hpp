@@ -32,6 +32,7 @@ class TextGru : public Model {
   std::string name_;
   nlohmann::json config_;
   int64_t vocab_ = 0, labels_ = 0;
+  double dropout_ = 0;  // on the looked-up embeddings, in training
   Parameter* embed_table_ = nullptr;
   std::optional<GruCell> forward_, reverse_;
   layers::Linear out_;

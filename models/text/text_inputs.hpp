@@ -48,6 +48,14 @@ TextInputs read_inputs(Tape& tape, const Batch& batch, const std::string& model,
 // the size of the whole sequence).
 Var word_ids(Tape& tape, const TextInputs& in, bool reversed);
 
+// The looked-up embeddings [T, B, E] of word_ids(tape, in, reversed), each element dropped with
+// probability `dropout` in training (the "dropout" config key of the text models: what keeps the
+// embedding table from memorising the 500 training notes, docs/results/codiesp.md).
+Var embed_words(Tape& tape, Var table, const TextInputs& in, bool reversed, double dropout,
+                bool training);
+// A text model's "dropout" setting, checked to be in [0, 1).
+double read_dropout(const nlohmann::json& config, const std::string& model);
+
 // Runs a GRU over xw [T, B, 3H] (its projected inputs, rows as in `in`), stepping only the rows
 // still reading. Returns the final state of every row [B, H]; with `outputs`, also each step's
 // state of the rows that stepped ([n_t, H], leading rows), in step order.

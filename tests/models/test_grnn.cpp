@@ -209,3 +209,27 @@ TEST_CASE("bow-attention: the linear scorer has one score weight per window offs
   CHECK_THROWS_WITH_AS(create_model("bow-attention", bad, DType::f64, 1),
                        doctest::Contains("scorer must be linear or tanh, got 'relu'"), Error);
 }
+
+TEST_CASE("text models: dropout on the word embeddings acts in training only") {
+  for (const char* name : {"grnn", "bigrnn", "text-gru", "text-bigru", "bow-attention"}) {
+    INFO(name);
+    nlohmann::json cfg = {{"input_vocab", 9}, {"labels", 3}, {"embedding", 4}};
+    Batch batch;
+    Rng rng(11);
+    make_check_batch(rng, DType::f64, batch, 4, 5, 9, 3);
+    auto loss = [&](double p, bool training) {
+      cfg["dropout"] = p;
+      auto model = create_model(name, cfg, DType::f64, 7);
+      ForwardOptions opts;
+      opts.training = training;
+      Tape tape;
+      return model->forward(tape, batch, opts).loss.value().at(0);
+    };
+    CHECK(loss(0.5, false) == loss(0.0, false));  // evaluation: no dropout
+    CHECK(loss(0.0, true) == loss(0.0, false));
+    CHECK(loss(0.5, true) != loss(0.5, false));  // training: some embeddings dropped
+    cfg["dropout"] = 1.0;
+    CHECK_THROWS_WITH_AS(create_model(name, cfg, DType::f64, 1),
+                         doctest::Contains("dropout must be in [0, 1), got 1"), Error);
+  }
+}
