@@ -45,7 +45,8 @@ nlohmann::json memory_defaults(int64_t slots) {
           {"clip_controller", 20.0},
           {"decoder_feedback", true},
           {"pack_rows", true},
-          {"train_teacher_forcing", true}};
+          {"train_teacher_forcing", true},
+          {"set_decoder", "read"}};  // set output: "step" = one decoder step (the authors' code)
 }
 
 // The view-concatenated DNC: twice DMNC's slots (section 4.2), and it may read one view alone.
@@ -641,6 +642,7 @@ const bool kRegistered = [] {
        .train_defaults = kTrainDefaults,
        .check_configs =
            {tiny({{"variant", "sequence"}}), tiny({{"variant", "set"}, {"output", "set"}}),
+            tiny({{"variant", "set-step"}, {"output", "set"}, {"set_decoder", "step"}}),
             tiny({{"variant", "sequence-cache"}, {"cache", true}}),
             tiny({{"variant", "sequence-free-running"}, {"train_teacher_forcing", false}}),
             tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
@@ -661,17 +663,18 @@ const bool kRegistered = [] {
                     uint64_t s) { return std::make_unique<Dmnc>(Fusion::early, c, d, s); },
        .default_config = dmnc_defaults(Fusion::early),
        .train_defaults = kTrainDefaults,
-       .check_configs = {tiny({{"variant", "sequence-cache"}}),
-                         tiny({{"variant", "sequence-nocache"}, {"cache", false}}),
-                         tiny({{"variant", "set-cache"}, {"output", "set"}}),
-                         tiny({{"variant", "set-cache-persistent-unrolled"},
-                               {"output", "set"},
-                               {"persistent_memory", true},
-                               {"admissions", 2}}),
-                         tiny({{"variant", "sequence-cache-2heads"}, {"read_heads", 2}}),
-                         tiny({{"variant", "sequence-cache-free-running"},
-                               {"train_teacher_forcing", false}}),
-                         tiny({{"variant", "sequence-cache-unpacked"}, {"pack_rows", false}})},
+       .check_configs =
+           {tiny({{"variant", "sequence-cache"}}),
+            tiny({{"variant", "sequence-nocache"}, {"cache", false}}),
+            tiny({{"variant", "set-cache"}, {"output", "set"}}),
+            tiny({{"variant", "set-cache-step"}, {"output", "set"}, {"set_decoder", "step"}}),
+            tiny({{"variant", "set-cache-persistent-unrolled"},
+                  {"output", "set"},
+                  {"persistent_memory", true},
+                  {"admissions", 2}}),
+            tiny({{"variant", "sequence-cache-2heads"}, {"read_heads", 2}}),
+            tiny({{"variant", "sequence-cache-free-running"}, {"train_teacher_forcing", false}}),
+            tiny({{"variant", "sequence-cache-unpacked"}, {"pack_rows", false}})},
        .check_batch = check_batch});
   register_model(
       {.name = "dnc",
@@ -681,13 +684,13 @@ const bool kRegistered = [] {
                     uint64_t s) { return std::make_unique<ViewConcatDnc>(c, d, s); },
        .default_config = view_concat_defaults(),
        .train_defaults = kTrainDefaults,
-       .check_configs = {tiny({{"variant", "sequence"}}),
-                         tiny({{"variant", "set"}, {"output", "set"}}),
-                         tiny({{"variant", "sequence-free-running"},
-                               {"train_teacher_forcing", false}}),
-                         tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
-                         tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}}),
-                         tiny({{"variant", "set-dx-only"}, {"output", "set"}, {"views", "dx"}})},
+       .check_configs =
+           {tiny({{"variant", "sequence"}}), tiny({{"variant", "set"}, {"output", "set"}}),
+            tiny({{"variant", "set-step"}, {"output", "set"}, {"set_decoder", "step"}}),
+            tiny({{"variant", "sequence-free-running"}, {"train_teacher_forcing", false}}),
+            tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
+            tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}}),
+            tiny({{"variant", "set-dx-only"}, {"output", "set"}, {"views", "dx"}})},
        .check_batch = check_batch});
   return true;
 }();

@@ -26,7 +26,8 @@ nlohmann::json defaults(SeqBaseline k) {
   nlohmann::json d = {
       {"embedding", 64},          {"hidden", 128},     {"output", "sequence"},
       {"input_vocab", 51},        {"input_vocab2", 0}, {"output_vocab", 101},
-      {"decoder_feedback", true}, {"pack_rows", true}, {"train_teacher_forcing", true}};
+      {"decoder_feedback", true}, {"pack_rows", true}, {"train_teacher_forcing", true},
+      {"set_decoder", "read"}};
   if (k == SeqBaseline::view_concat_lstm) d["views"] = "both";  // or one view: dx, proc
   if (k == SeqBaseline::wlas) {
     d["attention_size"] = 128;
@@ -207,6 +208,9 @@ nlohmann::json tiny(SeqBaseline k, const std::string& variant, bool set) {
 
 void register_baseline(SeqBaseline k, const char* summary) {
   std::vector<nlohmann::json> checks = {tiny(k, "sequence", false), tiny(k, "set", true)};
+  nlohmann::json set_step = tiny(k, "set-step", true);  // the authors' one-step set decoder
+  set_step["set_decoder"] = "step";
+  checks.push_back(set_step);
   // Settings of documented runs: trained on the decoder's own predictions (README, the table with
   // --train-teacher-forcing false), and every sample stepped at every position (--pack-rows false).
   nlohmann::json free_running = tiny(k, "sequence-free-running", false);

@@ -16,6 +16,10 @@ DecoderSpec decoder_spec(const nlohmann::json& cfg, const std::string& model) {
   spec.output_vocab = config_int(cfg, model, "output_vocab");
   spec.embedding = config_int(cfg, model, "embedding");
   spec.sequence = out == "sequence";
+  const std::string set_decoder = cfg.at("set_decoder").get<std::string>();
+  MG_CHECK(set_decoder == "read" || set_decoder == "step", model,
+           ": config key 'set_decoder' must be \"read\" or \"step\", got \"", set_decoder, "\"");
+  spec.set_step = !spec.sequence && set_decoder == "step";
   spec.feedback = cfg.at("decoder_feedback").get<bool>();
   spec.train_teacher_forcing = cfg.at("train_teacher_forcing").get<bool>();
   spec.pack_rows = cfg.at("pack_rows").get<bool>();
@@ -24,9 +28,9 @@ DecoderSpec decoder_spec(const nlohmann::json& cfg, const std::string& model) {
 
 Decoder::Decoder(ParameterSet& params, const std::string& prefix, const DecoderSpec& spec, Rng& rng)
     : spec_(spec) {
-  if (spec.sequence) {
-    embedding_ =
-        Embedding(params, prefix + ".embedding", spec.output_vocab + 1, spec.embedding, rng);
+  if (spec.sequence || spec.set_step) {
+    const int64_t rows = spec.sequence ? spec.output_vocab + 1 : 1;  // a set step reads GO only
+    embedding_ = Embedding(params, prefix + ".embedding", rows, spec.embedding, rng);
     cell_.emplace_back(params, prefix + ".lstm", spec.embedding + spec.context, spec.hidden, rng);
   }
   const bool context_out = spec.context > 0 && (spec.context_in_output || !spec.sequence);
@@ -44,8 +48,15 @@ ForwardResult Decoder::run(Tape& tape, const Batch& batch, const ForwardOptions&
   const int64_t B = init.h.dim(0);
   const Tensor& labels = field(batch, model, "labels", 2);
   expect_shape(model, "labels", labels, Shape{B, spec_.output_vocab});
-  Var features = init.h;
-  if (reader) features = concat({init.h, reader->read(tape, init)}, 1);
+  LstmState state = init;
+  if (spec_.set_step) {  // one decoder step on [GO; context0], as the DMNC authors' code
+    const TapeScope decoder(tape, "dec");
+    const TokenLstm lstm(tape, embedding_, cell_.front());
+    const Var go = constant_leaf(tape, Shape{B}, init.h.dtype(), 0.0);  // row 0 of a 1-row table
+    state = clip_state(lstm.step(tape, go, reader ? context0 : Var{}, init), spec_.clip);
+  }
+  Var features = state.h;
+  if (reader) features = concat({state.h, reader->read(tape, state)}, 1);
   ForwardResult r;
   r.predictions = out_(tape, features);  // [B, V]
   if (batch.has("labels_mask")) {        // rows without a target (a patient with no step here)

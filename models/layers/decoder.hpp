@@ -24,16 +24,23 @@ namespace memgrad::layers {
 //     with teacher forcing (ForwardOptions::teacher_forcing) or the argmax of the previous logits
 //     (greedy decoding, computed on values: no gradient). Loss: cross_entropy(logits, y, y_mask)
 //     over batch fields y, y_mask [B, Ly]; predictions: logits [B, Ly, V].
-//   set: logits = W [h0; context] + b with context read once with the initial state h0 (Eq. 16);
-//     loss: bce_with_logits(logits, labels) over batch field labels [B, V] (multi-hot), over the
-//     rows the optional field labels_mask [B] marks 1 when the batch has it (mimic-progression:
-//     rows of patients without an admission at this step); predictions: logits [B, V].
+//   set: logits = W [h; context] + b with context read once with h (Eq. 16), h = the initial state
+//     h0 ("set_decoder": "read"), or h = the decoder LSTM's state after one step from h0 on [GO;
+//     context0] ("step": the DMNC authors' code, which decodes a set in one decoder step). With
+//     "read" the logits of a two-encoder model are a sum of one term per view (h0 = [h^1; h^2],
+//     and DMNC-late reads M_i with h^i), so no interaction between the views can be scored;
+//     "step" mixes the views through the LSTM's gates (docs/mimic.md, the "either" drugs). Loss:
+//     bce_with_logits(logits, labels) over batch field labels [B, V] (multi-hot), over the rows the
+//     optional field labels_mask [B] marks 1 when the batch has it (mimic-progression: rows of
+//     patients without an admission at this step); predictions: logits [B, V].
 struct DecoderSpec {
   int64_t output_vocab = 0;
   int64_t embedding = 0;
   int64_t hidden = 0;   // Hd
   int64_t context = 0;  // width of what the reader returns (0: no reader)
   bool sequence = true;
+  bool set_step =
+      false;        // set output: one decoder LSTM step before the read (config "set_decoder")
   double clip = 0;  // clip of the decoder LSTM's cell state (0 = off)
   // false: every step's input embedding is GO's, as in the DMNC authors' runs (decoder_mode=False):
   // the decoder never sees the previous target or prediction. Config key "decoder_feedback".
@@ -57,7 +64,8 @@ struct DecoderSpec {
 };
 
 // The decoder settings every sequence model's config holds: output_vocab, embedding, "output"
-// ("sequence" or "set", anything else an Error naming the model), decoder_feedback, pack_rows.
+// ("sequence" or "set", anything else an Error naming the model), set_decoder ("read" or "step"),
+// decoder_feedback, pack_rows.
 // The caller sets hidden, context, clip and context_in_output.
 DecoderSpec decoder_spec(const nlohmann::json& cfg, const std::string& model);
 
@@ -78,8 +86,8 @@ class Decoder {
                              const std::string& model, const LstmState& init, Var context0,
                              DecoderReader* reader) const;
   DecoderSpec spec_;
-  Embedding embedding_;         // [V + 1, E]; row V is GO
-  std::vector<LstmCell> cell_;  // one cell (sequence output) or none (set output)
+  Embedding embedding_;         // [V + 1, E]; row V is GO (set output's one step: [1, E], GO)
+  std::vector<LstmCell> cell_;  // one cell (sequence output, set_step) or none (set output)
   Linear out_;
 };
 

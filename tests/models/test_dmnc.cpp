@@ -798,3 +798,54 @@ TEST_CASE("wlas: attention_init_range draws the attention weights uniform(-r, r)
   CHECK_THROWS_WITH(create_model("wlas", bad, DType::f64, 4),
                     doctest::Contains("attention_init_range"));
 }
+
+// Rows (a, b), (a', b'), (a, b'), (a', b) of two view-1 and two view-2 sequences: a score that is a
+// sum of one term per view gives row 0 + row 1 = row 2 + row 3.
+TEST_CASE("set output: 'read' scores the views additively in the two-encoder models, 'step' not") {
+  Batch batch;
+  const double v1[2][3] = {{1, 2, 3}, {4, 5, 0}}, v2[2][3] = {{6, 7, 0}, {8, 9, 10}};
+  const int pair[4][2] = {{0, 0}, {1, 1}, {0, 1}, {1, 0}};
+  // Every field created first: a new field may move the others (references into the batch).
+  for (const char* f : {"x1", "x2", "x1_mask", "x2_mask"}) batch.field(f, Shape{4, 3}, DType::f64);
+  batch.field("labels", Shape{4, kOutVocab}, DType::f64);
+  Tensor& x1 = batch.field("x1", Shape{4, 3}, DType::f64);
+  Tensor& m1 = batch.field("x1_mask", Shape{4, 3}, DType::f64);
+  Tensor& x2 = batch.field("x2", Shape{4, 3}, DType::f64);
+  Tensor& m2 = batch.field("x2_mask", Shape{4, 3}, DType::f64);
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t t = 0; t < 3; ++t) {
+      const double a = v1[pair[r][0]][t], b = v2[pair[r][1]][t];
+      x1.set(r * 3 + t, a), m1.set(r * 3 + t, a != 0);
+      x2.set(r * 3 + t, b), m2.set(r * 3 + t, b != 0);
+    }
+  batch.size = 4;
+  for (const char* name : {"dual-lstm", "dmnc-late", "dmnc-early", "wlas", "lstm"}) {
+    for (const char* set_decoder : {"read", "step"}) {
+      INFO(cat(name, " ", set_decoder));
+      nlohmann::json c = small_config(name, "set");
+      c["set_decoder"] = set_decoder;
+      auto model = create_model(name, c, DType::f64, 3);
+      Tape tape;
+      ForwardOptions eval;
+      eval.training = false;
+      const Tensor p = model->forward(tape, batch, eval).predictions.value();
+      double gap = 0;
+      for (int64_t k = 0; k < kOutVocab; ++k)
+        gap = std::max(gap, std::abs(p.at(k) + p.at(kOutVocab + k) - p.at(2 * kOutVocab + k) -
+                                     p.at(3 * kOutVocab + k)));
+      // Additive only where each view's encoder and read see that view alone, and nothing
+      // after them mixes the two: dual-lstm and dmnc-late with "read".
+      const bool additive = std::string(set_decoder) == "read" &&
+                            (std::string(name) == "dual-lstm" || std::string(name) == "dmnc-late");
+      if (additive)
+        CHECK(gap < 1e-12);
+      else
+        CHECK(gap > 1e-6);
+    }
+  }
+  nlohmann::json bad = small_config("dmnc-late", "set");
+  bad["set_decoder"] = "twice";
+  CHECK_THROWS_WITH_AS(
+      create_model("dmnc-late", bad, DType::f64, 1),
+      doctest::Contains("'set_decoder' must be \"read\" or \"step\", got \"twice\""), Error);
+}
