@@ -46,7 +46,7 @@ nlohmann::json memory_defaults(int64_t slots) {
           {"decoder_feedback", true},
           {"pack_rows", true},
           {"train_teacher_forcing", true},
-          {"set_decoder", "read"}};  // set output: "step" = one decoder step (the authors' code)
+          {"set_decoder", "step"}};  // set output: "step" or "read" (layers/decoder.hpp)
 }
 
 // The view-concatenated DNC: twice DMNC's slots (section 4.2), and it may read one view alone.
@@ -627,6 +627,8 @@ void check_batch(Rng& rng, DType dtype, Batch& batch) {
 }
 
 const nlohmann::json kTrainDefaults = dnc::dmnc_paper_recipe();
+// Set output read once with h0 until set_decoder existed (runs saved before the key).
+const nlohmann::json kSetDecoderBefore = {{"set_decoder", "read"}};
 
 // The check variants include the settings of documented runs: trained on the decoder's own
 // predictions (README, the table with --train-teacher-forcing false), every sample stepped at every
@@ -642,7 +644,7 @@ const bool kRegistered = [] {
        .train_defaults = kTrainDefaults,
        .check_configs =
            {tiny({{"variant", "sequence"}}), tiny({{"variant", "set"}, {"output", "set"}}),
-            tiny({{"variant", "set-step"}, {"output", "set"}, {"set_decoder", "step"}}),
+            tiny({{"variant", "set-read"}, {"output", "set"}, {"set_decoder", "read"}}),
             tiny({{"variant", "sequence-cache"}, {"cache", true}}),
             tiny({{"variant", "sequence-free-running"}, {"train_teacher_forcing", false}}),
             tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
@@ -654,7 +656,8 @@ const bool kRegistered = [] {
                   {"output", "set"},
                   {"persistent_memory", true},
                   {"admissions", 2}})},
-       .check_batch = check_batch});
+       .check_batch = check_batch,
+       .config_before = kSetDecoderBefore});
   register_model(
       {.name = "dmnc-early",
        .summary = "Dual Memory Neural Computer, early fusion: shared address space [M1; M2] with "
@@ -667,7 +670,7 @@ const bool kRegistered = [] {
            {tiny({{"variant", "sequence-cache"}}),
             tiny({{"variant", "sequence-nocache"}, {"cache", false}}),
             tiny({{"variant", "set-cache"}, {"output", "set"}}),
-            tiny({{"variant", "set-cache-step"}, {"output", "set"}, {"set_decoder", "step"}}),
+            tiny({{"variant", "set-cache-read"}, {"output", "set"}, {"set_decoder", "read"}}),
             tiny({{"variant", "set-cache-persistent-unrolled"},
                   {"output", "set"},
                   {"persistent_memory", true},
@@ -675,7 +678,8 @@ const bool kRegistered = [] {
             tiny({{"variant", "sequence-cache-2heads"}, {"read_heads", 2}}),
             tiny({{"variant", "sequence-cache-free-running"}, {"train_teacher_forcing", false}}),
             tiny({{"variant", "sequence-cache-unpacked"}, {"pack_rows", false}})},
-       .check_batch = check_batch});
+       .check_batch = check_batch,
+       .config_before = kSetDecoderBefore});
   register_model(
       {.name = "dnc",
        .summary = "view-concatenated DNC: one DNC reads view 1 then view 2 (32 slots), then a "
@@ -686,12 +690,13 @@ const bool kRegistered = [] {
        .train_defaults = kTrainDefaults,
        .check_configs =
            {tiny({{"variant", "sequence"}}), tiny({{"variant", "set"}, {"output", "set"}}),
-            tiny({{"variant", "set-step"}, {"output", "set"}, {"set_decoder", "step"}}),
+            tiny({{"variant", "set-read"}, {"output", "set"}, {"set_decoder", "read"}}),
             tiny({{"variant", "sequence-free-running"}, {"train_teacher_forcing", false}}),
             tiny({{"variant", "sequence-unpacked"}, {"pack_rows", false}}),
             tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}}),
             tiny({{"variant", "set-dx-only"}, {"output", "set"}, {"views", "dx"}})},
-       .check_batch = check_batch});
+       .check_batch = check_batch,
+       .config_before = kSetDecoderBefore});
   return true;
 }();
 

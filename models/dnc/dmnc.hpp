@@ -71,11 +71,15 @@
 //   over [h_t; r_t], "dec.out"), softmax cross-entropy over y with y_mask; teacher forcing or
 //   greedy decoding by ForwardOptions::teacher_forcing.
 //
-// Set output (Eq. 16-17), config "output": "set". The decoder reads once, with o = h_0's halves
-//   (the encoders' final hidden states) through the same m^d_read, and scores
-//   logits = [h^1; h^2] W3 + r1 W1 + r2 W2 + b (one Linear over [h_0; r1; r2]); f^d of Eq. 16 is a
-//   single linear layer, which composed with the linear sum is folded into W1..W3 and b. Loss:
-//   bce_with_logits against the multi-hot batch field "labels" [B, V]. There is no decoder LSTM.
+// Set output (Eq. 16-17), config "output": "set". f^d, "the decoder's output function", is not
+//   written out. Config "set_decoder": "step" (default, the authors' code, which decodes a set in
+//   one decoder step): the decoder LSTM steps once from h_0 on [GO; r_0], and reads M1 and M2
+//   with that step's output halves; "read" (the default until 2026-11-27, and what runs saved
+//   before the key load as): no decoder step, the reads use h_0's halves (the encoders' final
+//   hidden states) and f^d is a single linear layer folded into W1..W3 and b. Either way the
+//   logits are one Linear over [h; r1; r2]. With "read", late fusion's logits are a sum of a
+//   diagnosis term and a procedure term (tested), so it cannot score an interaction of the views
+//   (docs/mimic.md). Loss: bce_with_logits against the multi-hot batch field "labels" [B, V].
 //
 // Usage gradient. The memories follow the DNC paper's usage update, u_t = (u + (1 - u) w_{t-1})
 //   psi_t, differentiable in the previous write weights (as the DMNC authors' code, built on

@@ -622,15 +622,21 @@ namespace {
 int64_t lstm_params(int64_t in, int64_t hidden) { return 4 * hidden * (in + hidden + 1); }
 int64_t linear_params(int64_t in, int64_t out) { return in * out + out; }
 
-int64_t paper_parameter_count(const std::string& model, bool sequence, int64_t vocab_in) {
+// Output "sequence" (sequence = true) or "set" with set_decoder "step" (read_only false) or "read".
+int64_t paper_parameter_count(const std::string& model, bool sequence, int64_t vocab_in,
+                              bool read_only = false) {
   const int64_t E = 64, H = 128, W = 64, R = 1, V = 101, A = 128;  // A: WLAS's attention size
   const int64_t read = R * W + 4 * R, write = 3 * W + R + 3;
   CHECK(read + write == W * R + 3 * W + 5 * R + 3);  // the DNC paper's interface size
   // The decoder: hidden Hd, context C (read vectors, attention contexts). A sequence decoder embeds
   // the previous output (V + 1 tokens with the start token) and steps an LSTM over [e; context];
-  // its output layer reads [h; context] (a set decoder's reads the same, once).
+  // its output layer reads [h; context]. A set decoder steps the LSTM once on [GO; context] (a
+  // one-row embedding) and reads the same, once; with set_decoder "read" it has no LSTM.
   auto decoder = [&](int64_t Hd, int64_t C) {
-    return (sequence ? (V + 1) * E + lstm_params(E + C, Hd) : 0) + linear_params(Hd + C, V);
+    const int64_t lstm = sequence    ? (V + 1) * E + lstm_params(E + C, Hd)
+                         : read_only ? 0
+                                     : E + lstm_params(E + C, Hd);
+    return lstm + linear_params(Hd + C, V);
   };
   const int64_t embeddings = 2 * vocab_in * E;  // one input embedding per view
   if (model == "dmnc-late")                     // two DNC encoders, each with its own read function
@@ -677,6 +683,8 @@ TEST_CASE("configs: defaults, unknown keys and parameter counts at the paper's d
     CHECK(model->params().count() == paper_parameter_count(m.name, true, 51));
     auto set = m.create({{"output", "set"}}, DType::f32, 1);
     CHECK(set->params().count() == paper_parameter_count(m.name, false, 51));
+    auto set_read = m.create({{"output", "set"}, {"set_decoder", "read"}}, DType::f32, 1);
+    CHECK(set_read->params().count() == paper_parameter_count(m.name, false, 51, true));
     // sum2seq's input has an end marker (52 tokens): the count `memgrad bench` and
     // docs/results/speed.md give for its runs (dmnc-late: 851,897).
     auto with_end_marker = m.create({{"input_vocab", 52}}, DType::f32, 1);

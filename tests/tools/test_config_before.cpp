@@ -1,5 +1,6 @@
 // A run saved before a model key existed (ModelInfo::config_before): bow-attention's "scorer"
-// became linear by default after runs had been trained with the tanh scorer. A config.json
+// became linear by default after runs had been trained with the tanh scorer, and the two-view
+// models' "set_decoder" became "step" after runs had been trained reading with h0. A config.json
 // without the key is read with the value those runs had, so eval reproduces the run's metrics.
 #include <doctest/doctest.h>
 
@@ -8,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/tasks/kb_fixture.hpp"
+#include "tests/tasks/mimic_fixture.hpp"
+#include "tests/test_util.hpp"
 #include "tests/tools/cli_run.hpp"
 #include "tools/commands.hpp"
 
@@ -40,6 +43,33 @@ TEST_CASE("a run saved before bow-attention's scorer option is read with the tan
   REQUIRE_MESSAGE(r.code == 0, r.error);
   const nlohmann::json again = nlohmann::json::parse(r.out);
   for (const char* key : {"auc_roc_micro", "auc_pr_micro", "p_at_8"}) {
+    CAPTURE(key);
+    CHECK(again.at(key) == metrics.at(key));
+  }
+}
+
+TEST_CASE("a set-output run saved before set_decoder existed is read with one read from h0") {
+  test::TempDir dir;
+  namespace fx = test::mimic_fixture;
+  fx::write_tables(dir.path, fx::make_tables(40));
+  const fs::path out = dir.path / "run";
+  Run r = run(cmd_train, {"--task",       "mimic-drugs", "--data",         dir.path.string(),
+                          "--model",      "dmnc-late",   "--set-decoder",  "read",
+                          "--embedding",  "6",           "--hidden",       "6",
+                          "--word-size",  "4",           "--memory-slots", "4",
+                          "--batch",      "5",           "--epochs",       "2",
+                          "--iterations", "0",           "--threads",      "1",
+                          "--quiet",      "--out",       out.string()});
+  REQUIRE_MESSAGE(r.code == 0, r.error);
+  const auto read = [](const fs::path& p) { return nlohmann::json::parse(std::ifstream(p)); };
+  const nlohmann::json metrics = read(out / "metrics.json");
+  nlohmann::json config = read(out / "config.json");
+  REQUIRE(config["model_config"].erase("set_decoder") == 1);
+  std::ofstream(out / "config.json") << config.dump(2);
+  r = run(cmd_eval, {"--checkpoint", out.string(), "--json", "--threads", "1"});
+  REQUIRE_MESSAGE(r.code == 0, r.error);
+  const nlohmann::json again = nlohmann::json::parse(r.out);
+  for (const char* key : {"auc_macro", "auc_micro", "p_at_1"}) {
     CAPTURE(key);
     CHECK(again.at(key) == metrics.at(key));
   }
