@@ -222,7 +222,7 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
         if (o.either_drugs) {
           r.type = kEither;
           // Common codes, so that "both" is as frequent as "one of them" (ranks 4-20: each
-          // diagnosis in 10-27 % of admissions; 2-8: each procedure in 6-23 %): a score adding
+          // diagnosis in 6-27 % of admissions; 2-8: each procedure in 6-23 %): a score adding
           // per-code weights then ranks either drugs near 0.7 against the oracle's 0.95.
           r.dx = code_set(either_rng, 4, 17), r.proc = code_set(either_rng, 3, 7);
           for (int32_t& c : r.dx) c += 3;
