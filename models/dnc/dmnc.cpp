@@ -627,8 +627,6 @@ void check_batch(Rng& rng, DType dtype, Batch& batch) {
 }
 
 const nlohmann::json kTrainDefaults = dnc::dmnc_paper_recipe();
-// Set output read once with h0 until set_decoder existed (runs saved before the key).
-const nlohmann::json kSetDecoderBefore = {{"set_decoder", "read"}};
 
 // The check variants include the settings of documented runs: trained on the decoder's own
 // predictions (README, the table with --train-teacher-forcing false), every sample stepped at every
@@ -657,7 +655,7 @@ const bool kRegistered = [] {
                   {"persistent_memory", true},
                   {"admissions", 2}})},
        .check_batch = check_batch,
-       .config_before = kSetDecoderBefore});
+       .config_before = layers::decoder_config_before()});
   register_model(
       {.name = "dmnc-early",
        .summary = "Dual Memory Neural Computer, early fusion: shared address space [M1; M2] with "
@@ -679,7 +677,7 @@ const bool kRegistered = [] {
             tiny({{"variant", "sequence-cache-free-running"}, {"train_teacher_forcing", false}}),
             tiny({{"variant", "sequence-cache-unpacked"}, {"pack_rows", false}})},
        .check_batch = check_batch,
-       .config_before = kSetDecoderBefore});
+       .config_before = layers::decoder_config_before()});
   register_model(
       {.name = "dnc",
        .summary = "view-concatenated DNC: one DNC reads view 1 then view 2 (32 slots), then a "
@@ -696,7 +694,7 @@ const bool kRegistered = [] {
             tiny({{"variant", "sequence-2heads"}, {"read_heads", 2}}),
             tiny({{"variant", "set-dx-only"}, {"output", "set"}, {"views", "dx"}})},
        .check_batch = check_batch,
-       .config_before = kSetDecoderBefore});
+       .config_before = layers::decoder_config_before()});
   return true;
 }();
 

@@ -245,8 +245,7 @@ void register_baseline(SeqBaseline k, const char* summary) {
        .check_configs = checks,
        .check_batch = [](Rng& rng, DType dtype,
                          Batch& batch) { dnc::make_check_batch(rng, dtype, batch, 7, 9); },
-       // Set output read once with h0 until set_decoder existed (runs saved before it).
-       .config_before = {{"set_decoder", "read"}}});
+       .config_before = layers::decoder_config_before()});
 }
 
 const bool kRegistered = [] {

@@ -26,6 +26,8 @@ DecoderSpec decoder_spec(const nlohmann::json& cfg, const std::string& model) {
   return spec;
 }
 
+nlohmann::json decoder_config_before() { return {{"set_decoder", "read"}}; }
+
 Decoder::Decoder(ParameterSet& params, const std::string& prefix, const DecoderSpec& spec, Rng& rng)
     : spec_(spec) {
   if (spec.sequence || spec.set_step) {

@@ -68,6 +68,9 @@ struct DecoderSpec {
 // decoder_feedback, pack_rows.
 // The caller sets hidden, context, clip and context_in_output.
 DecoderSpec decoder_spec(const nlohmann::json& cfg, const std::string& model);
+// The ModelInfo::config_before of every model with this decoder: runs saved before the key
+// "set_decoder" existed read their set output once with h0 ("read").
+nlohmann::json decoder_config_before();
 
 class Decoder {
  public:

@@ -10,18 +10,20 @@ namespace {
 
 // Breadth-first search from the nodes marked in `frontier` over `edge` (edge[a * V + b]: a -> b),
 // `directed` or both ways, at most `depth` steps (depth < 0: unbounded); marks every node reached
-// in `reach` (the start nodes only if reached again).
+// in `reach` (the start nodes only if reached again) with 1, or with `levels` with 2 + the step
+// that reached it (1 + its distance from the start nodes, capped at 255).
 void search(const std::vector<uint8_t>& edge, std::span<const int32_t> nodes, int64_t v,
             int64_t depth, bool directed, std::vector<uint8_t>& frontier,
-            std::vector<uint8_t>& next, uint8_t* reach) {
+            std::vector<uint8_t>& next, uint8_t* reach, bool levels = false) {
   for (int64_t step = 0; depth < 0 || step < depth; ++step) {
     bool any = false;
+    const uint8_t mark = levels ? uint8_t(std::min<int64_t>(step + 2, 255)) : 1;
     std::fill(next.begin(), next.end(), uint8_t(0));
     for (int32_t a : nodes) {
       if (!frontier[size_t(a)]) continue;
       for (int32_t b : nodes) {
         const bool linked = edge[size_t(a * v + b)] || (!directed && edge[size_t(b * v + a)]);
-        if (linked && !reach[b]) reach[b] = next[size_t(b)] = 1, any = true;
+        if (linked && !reach[b]) reach[b] = mark, next[size_t(b)] = 1, any = true;
       }
     }
     if (!any) return;
@@ -134,22 +136,10 @@ void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> li
       if (id > 0 && known[size_t(id)]) out.frontier[size_t(id)] = 1;
     }
   }
-  // Breadth-first, both ways along the edges: relevant[i] = 1 + i's distance from the start
-  // nodes, so that E[s] can be weighted by distance (gap 7).
+  // relevant[i] = 1 + i's distance from the start nodes (both ways along the edges), so that E[s]
+  // can be weighted by distance (gap 7).
   for (int64_t i = 0; i < v; ++i) out.relevant[size_t(i)] = out.frontier[size_t(i)];
-  for (uint8_t level = 2; level > 1; level = uint8_t(std::min(level + 1, 255))) {
-    bool any = false;
-    std::fill(out.next.begin(), out.next.end(), uint8_t(0));
-    for (int32_t a : out.nodes) {
-      if (!out.frontier[size_t(a)]) continue;
-      for (int32_t b : out.nodes)
-        if ((out.edge[size_t(a * v + b)] || out.edge[size_t(b * v + a)]) &&
-            !out.relevant[size_t(b)])
-          out.relevant[size_t(b)] = level, out.next[size_t(b)] = 1, any = true;
-    }
-    if (!any) break;
-    out.frontier.swap(out.next);
-  }
+  search(out.edge, out.nodes, v, -1, false, out.frontier, out.next, out.relevant.data(), true);
 }
 
 }  // namespace memgrad::qa
