@@ -166,15 +166,17 @@ class CodiespTask : public Task {
   }
 
   nlohmann::json evaluate(const Predictor& predict, int64_t batch_size, DType dtype) override {
-    nlohmann::json m = report(score(predict, "test", batch_size, dtype));
-    m["dev"] = report(score(predict, "dev", batch_size, dtype));
+    nlohmann::json m = report(score(predict, "test", batch_size, dtype), true);
+    m["dev"] = report(score(predict, "dev", batch_size, dtype), false);
     m["label_set"] = settings_.at("label_set");
     m["definition"] =
         "test documents (dev under \"dev\"); auc_roc / auc_pr: area under the ROC curve and "
         "average precision, micro over all (document, label) pairs, macro unweighted over labels "
         "with a positive (and, for ROC, a negative) in the split; p_at_k / r_at_k: precision and "
         "recall of each document's k highest-scoring labels, averaged over documents; f1 and "
-        "hamming_loss at probability 0.5 (sigmoid of the model's logits)";
+        "hamming_loss at probability 0.5 (sigmoid of the model's logits); per_label: each test "
+        "label's code, training documents (as the label set counted them), test positives, "
+        "auc_pr and auc_roc (null where undefined), in label order";
     return m;
   }
 
@@ -362,7 +364,9 @@ class CodiespTask : public Task {
     return s;
   }
 
-  nlohmann::json report(const Scored& s) const {
+  // The split's metrics; with per_label, each label's AUC-PR and AUC-ROC beside its training
+  // frequency too (the GRNN paper's Fig. 3 left: tools/figures/grnn_fig3.cpp).
+  nlohmann::json report(const Scored& s, bool per_label) const {
     const int64_t L = labels();
     std::vector<int> ks = {5, 8};
     if (L >= 40) ks.push_back(40);
@@ -384,6 +388,21 @@ class CodiespTask : public Task {
     for (const metrics::AtK& a : r.at_k) {
       j["p_at_" + std::to_string(a.k)] = opt(a.precision);
       j["r_at_" + std::to_string(a.k)] = opt(a.recall);
+    }
+    if (per_label) {
+      nlohmann::json& p = j["per_label"];
+      p["code"] = data_.labels.codes;
+      p["train_docs"] = data_.labels.train_docs;
+      std::vector<int64_t> positives(size_t(L), 0);
+      for (const std::vector<int>& doc : s.labels)
+        for (int64_t l = 0; l < L; ++l) positives[size_t(l)] += doc[size_t(l)];
+      p["positives"] = positives;
+      p["auc_pr"] = nlohmann::json::array();
+      p["auc_roc"] = nlohmann::json::array();
+      for (int64_t l = 0; l < L; ++l) {
+        p["auc_pr"].push_back(opt(r.ap_per_label[size_t(l)]));
+        p["auc_roc"].push_back(opt(r.auc_per_label[size_t(l)]));
+      }
     }
     return j;
   }

@@ -3,6 +3,7 @@
 // given.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -61,8 +62,9 @@ void check_applies(const FigureInfo& info, const RunConfig& rc, const std::strin
                      " is " + rc.model + " on " + rc.task);
 }
 
-// A run's config.json and log.jsonl; a line that is not a JSON object is an error naming file
-// and line, but a torn last line (a run being written), which is skipped.
+// A run's config.json, log.jsonl and metrics.json (when it has one); a line that is not a JSON
+// object is an error naming file and line, but a torn last line (a run being written), which is
+// skipped.
 RunLog read_run_log(const std::string& dir_path) {
   const RunDir dir{dir_path};
   RunLog run{.path = dir_path, .config = dir.read_json(dir.config())};
@@ -78,6 +80,7 @@ RunLog read_run_log(const std::string& dir_path) {
     if (in.peek() == EOF) break;  // torn last line
     throw UsageError(dir.log() + ":" + std::to_string(line) + ": not a JSON object");
   }
+  if (std::filesystem::exists(dir.metrics())) run.metrics = dir.read_json(dir.metrics());
   return run;
 }
 

@@ -49,6 +49,29 @@ std::vector<double> linear_ticks(double& lo, double& hi, int want) {
 
 bool drawable(double y, bool log_y) { return std::isfinite(y) && (!log_y || y > 0); }
 
+// Ticks of a logarithmic axis over [lo, hi] (log10 units): 1, 2 and 5 times each power of ten
+// (powers of ten alone over more than 2.5 decades), in log10 units; lo and hi widened to the
+// outer ticks.
+std::vector<double> log_ticks(double& lo, double& hi) {
+  if (!(hi > lo)) hi = lo + 0.3;
+  const bool decades_only = hi - lo > 2.5;
+  std::vector<double> candidates;
+  for (double e = std::floor(lo) - 1; e <= std::ceil(hi) + 1; ++e)
+    for (double m : {1.0, 2.0, 5.0})
+      if (!decades_only || m == 1.0) candidates.push_back(e + std::log10(m));
+  double new_lo = candidates.front(), new_hi = candidates.back();
+  for (double c : candidates) {
+    if (c <= lo + 1e-9) new_lo = c;
+    if (c >= hi - 1e-9 && new_hi == candidates.back()) new_hi = c;
+  }
+  lo = new_lo;
+  hi = new_hi;
+  std::vector<double> ticks;
+  for (double c : candidates)
+    if (c >= lo - 1e-9 && c <= hi + 1e-9) ticks.push_back(c);
+  return ticks;
+}
+
 }  // namespace
 
 const char* chart_colour(int i) {
@@ -66,10 +89,11 @@ std::string line_chart_svg(const ChartSpec& spec, const std::vector<ChartLine>& 
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
   for (const ChartLine& l : lines)
     for (size_t i = 0; i < l.x.size() && i < l.y.size(); ++i) {
-      if (!std::isfinite(l.x[i]) || !drawable(l.y[i], spec.log_y)) continue;
+      if (!drawable(l.x[i], spec.log_x) || !drawable(l.y[i], spec.log_y)) continue;
+      const double x = spec.log_x ? std::log10(l.x[i]) : l.x[i];
       const double y = spec.log_y ? std::log10(l.y[i]) : l.y[i];
-      x_lo = std::min(x_lo, l.x[i]);
-      x_hi = std::max(x_hi, l.x[i]);
+      x_lo = std::min(x_lo, x);
+      x_hi = std::max(x_hi, x);
       y_lo = std::min(y_lo, y);
       y_hi = std::max(y_hi, y);
     }
@@ -95,8 +119,11 @@ std::string line_chart_svg(const ChartSpec& spec, const std::vector<ChartLine>& 
   } else {
     y_ticks = linear_ticks(y_lo, y_hi, 5);
   }
-  std::vector<double> x_ticks = linear_ticks(x_lo, x_hi, 6);
-  auto px = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * plot_w; };
+  std::vector<double> x_ticks = spec.log_x ? log_ticks(x_lo, x_hi) : linear_ticks(x_lo, x_hi, 6);
+  auto px = [&](double x) {
+    const double v = spec.log_x ? std::log10(x) : x;
+    return left + (v - x_lo) / (x_hi - x_lo) * plot_w;
+  };
   auto py = [&](double y) {
     const double v = spec.log_y ? std::log10(y) : y;
     return top + plot_h - (v - y_lo) / (y_hi - y_lo) * plot_h;
@@ -111,13 +138,15 @@ std::string line_chart_svg(const ChartSpec& spec, const std::vector<ChartLine>& 
         << (spec.log_y ? "1e" + std::to_string(int(t)) : tick_text(t)) << "</text>\n";
   }
   for (double t : x_ticks) {
+    if (spec.log_x) t = std::pow(10.0, t);
     std::snprintf(num, sizeof num, "%.1f", px(t));
     out << "<line x1=\"" << num << "\" x2=\"" << num << "\" y1=\"" << top + plot_h << "\" y2=\""
         << top + plot_h + 4 << "\" stroke=\"#999\"/><text x=\"" << num << "\" y=\""
         << top + plot_h + 15 << "\" text-anchor=\"middle\">" << tick_text(t) << "</text>\n";
   }
   out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << spec.height - 6
-      << "\" text-anchor=\"middle\" fill=\"#444\">" << html_escape(spec.x_label) << "</text>\n"
+      << "\" text-anchor=\"middle\" fill=\"#444\">" << html_escape(spec.x_label)
+      << (spec.log_x ? " (log)" : "") << "</text>\n"
       << "<text transform=\"translate(12," << top + plot_h / 2
       << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#444\">" << html_escape(spec.y_label)
       << (spec.log_y ? " (log)" : "") << "</text>\n";
@@ -133,7 +162,7 @@ std::string line_chart_svg(const ChartSpec& spec, const std::vector<ChartLine>& 
       points.clear();
     };
     for (size_t i = 0; i < l.x.size() && i < l.y.size(); ++i) {
-      if (!std::isfinite(l.x[i]) || !drawable(l.y[i], spec.log_y)) {
+      if (!drawable(l.x[i], spec.log_x) || !drawable(l.y[i], spec.log_y)) {
         flush();
         continue;
       }
@@ -143,7 +172,7 @@ std::string line_chart_svg(const ChartSpec& spec, const std::vector<ChartLine>& 
     flush();
     if (l.markers || l.x.size() <= 60)
       for (size_t i = 0; i < l.x.size() && i < l.y.size(); ++i) {
-        if (!std::isfinite(l.x[i]) || !drawable(l.y[i], spec.log_y)) continue;
+        if (!drawable(l.x[i], spec.log_x) || !drawable(l.y[i], spec.log_y)) continue;
         std::snprintf(num, sizeof num, "cx=\"%.1f\" cy=\"%.1f\"", px(l.x[i]), py(l.y[i]));
         out << "<circle " << num << " r=\"" << (l.markers ? 3 : 2) << "\" fill=\"" << colour
             << "\"><title>" << html_escape(l.label) << ": " << tick_text(l.x[i]) << ", " << l.y[i]

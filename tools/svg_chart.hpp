@@ -9,7 +9,7 @@ namespace memgrad::cli {
 struct ChartLine {
   std::string label;      // in the legend
   std::vector<double> x;  // same length as y
-  std::vector<double> y;  // a NaN (or, on a log axis, a value <= 0) breaks the line there
+  std::vector<double> y;  // a NaN (or, on a log axis, a value <= 0) breaks the line there (x too)
   int colour = 0;         // index into a fixed palette of distinguishable colours
   bool dashed = false;
   bool markers = false;  // a dot at each point (for sparse series such as evaluations)
@@ -20,6 +20,7 @@ struct ChartSpec {
   std::string x_label;
   std::string y_label;
   bool log_y = false;  // logarithmic y axis (gradient norms)
+  bool log_x = false;  // logarithmic x axis, ticks at 1, 2 and 5 times powers of ten (frequencies)
   int width = 720;     // the whole chart, legend included
   int height = 260;
 };

@@ -237,6 +237,20 @@ TEST_CASE("codiesp task: dimensions, curriculum, evaluation") {
   CHECK(m.at("p_at_8") == doctest::Approx((2 + 1) / 16.0));  // g: 2 gold of 3 labels, h: 1
   CHECK(m.at("dev").at("auc_roc_macro") == 1.0);
   CHECK(task->format_metrics(m).find("CodiEsp") != std::string::npos);
+  // Per test label (the GRNN paper's Fig. 3 left): code, training documents, test positives
+  // (3 in all: g has 2 gold labels, h 1), AUC-PR 1 where a positive exists, null where none.
+  const nlohmann::json& per = m.at("per_label");
+  REQUIRE(per.at("code").size() == 3);
+  CHECK(per.at("train_docs").size() == 3);
+  CHECK(per.at("train_docs").at(0).get<int64_t>() >= per.at("train_docs").at(2).get<int64_t>());
+  int64_t positives = 0;
+  for (size_t l = 0; l < 3; ++l) {
+    const int64_t p = per.at("positives").at(l).get<int64_t>();
+    positives += p;
+    CHECK(per.at("auc_pr").at(l) == (p > 0 ? nlohmann::json(1.0) : nlohmann::json(nullptr)));
+  }
+  CHECK(positives == 3);
+  CHECK_FALSE(m.at("dev").contains("per_label"));
   const Predictor constant = [](const Batch& batch) {
     return Tensor::zeros(Shape{batch.size, 3}, DType::f64);
   };

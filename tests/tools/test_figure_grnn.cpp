@@ -2,6 +2,8 @@
 // rows (the gold ones, then the top predicted ones that are not gold), their names, the words as
 // columns, each cell's value, and the errors for an input it cannot draw. The render test
 // (tests/scripts/render_pages.sh) draws it from a trained model when CodiEsp is there.
+// grnn-fig3 (tools/figures/grnn_fig3.cpp) on hand-made runs' metrics: the frequency bins, a line
+// per model averaged over its seeds, and the runs it refuses.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -81,4 +83,63 @@ TEST_CASE("grnn-fig4: a GRU's probabilities, and the inputs it refuses") {
   FigureInput none = note_input();
   none.series.clear();
   CHECK(test::error_of([&] { fig.draw(none); }).find("grnn-fig4") != std::string::npos);
+}
+
+namespace {
+
+// A finished codiesp run of `model` with four labels trained on 5, 6, 12 and 40 documents.
+RunLog fig3_run(const std::string& path, const std::string& model, int seed,
+                const nlohmann::json& auc_pr, int hidden = 128) {
+  RunLog run;
+  run.path = path;
+  run.config = {{"model", model},
+                {"model_config", {{"hidden", hidden}}},
+                {"seed", seed},
+                {"task", "codiesp"},
+                {"task_settings", {{"seed", seed}, {"label_set", "extended"}}}};
+  run.metrics["per_label"] = {{"code", {"a", "b", "c", "d"}},
+                              {"train_docs", {5, 6, 12, 40}},
+                              {"positives", {1, 1, 2, 3}},
+                              {"auc_pr", auc_pr}};
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("grnn-fig3: AUC-PR by training frequency, a line per model, seeds averaged") {
+  const FigureInfo& fig = find_figure("grnn-fig3");
+  CHECK(figure_applies(fig, "l1-logreg", "codiesp"));
+  CHECK_FALSE(figure_applies(fig, "grnn", "codiesp-kb"));
+  const std::vector<RunLog> runs = {
+      fig3_run("r/grnn/seed1", "grnn", 1, {0.2, 0.4, 0.6, 0.8}),
+      fig3_run("r/gru-128/seed1", "text-gru", 1, {0.1, 0.1, 0.1, 0.1}),
+      fig3_run("r/grnn/seed2", "grnn", 2, {0.4, nullptr, 0.8, 1.0}),
+      fig3_run("r/gru-168/seed1", "text-gru", 1, {0.3, 0.3, 0.3, 0.3}, 168)};
+  const std::string svg = fig.draw_runs(runs);
+  // Bins [4, 8), [8, 16), [32, 64): 2, 1 and 1 labels; x the bin's geometric mean frequency.
+  CHECK(svg.find("labels per bin 2, 1, 1; training documents per label (log)") !=
+        std::string::npos);
+  // grnn: the seeds' bin means (0.3, 0.6, 0.8) and (0.4, 0.8, 1.0; a label without a positive
+  // left out), averaged.
+  CHECK(svg.find("grnn, 2 runs: 5.477, 0.35<") != std::string::npos);
+  CHECK(svg.find("grnn, 2 runs: 12, 0.7<") != std::string::npos);
+  CHECK(svg.find("grnn, 2 runs: 40, 0.9<") != std::string::npos);
+  // Two lines of one model are told apart by their folders.
+  CHECK(svg.find("text-gru (gru-128): 40, 0.1<") != std::string::npos);
+  CHECK(svg.find("text-gru (gru-168): 40, 0.3<") != std::string::npos);
+  // The log axis ticks at 5, 10, 20, 50.
+  for (const char* tick : {">5<", ">10<", ">20<", ">50<"})
+    CHECK(svg.find(tick) != std::string::npos);
+
+  std::vector<RunLog> bad = runs;
+  bad[1].metrics = nullptr;
+  CHECK(test::error_of([&] {
+          fig.draw_runs(bad);
+        }).find("figure grnn-fig3: r/gru-128/seed1/metrics.json has no per_label") !=
+        std::string::npos);
+  bad = runs;
+  bad[2].metrics["per_label"]["code"][3] = "e";
+  CHECK(test::error_of([&] {
+          fig.draw_runs(bad);
+        }).find("r/grnn/seed2 has other labels than r/grnn/seed1") != std::string::npos);
 }

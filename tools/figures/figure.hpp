@@ -30,11 +30,12 @@ struct FigureInput {
 };
 
 // What a figure drawn from training logs (not from one sample) sees of one run: its directory,
-// config.json and the lines of its log.jsonl.
+// config.json, the lines of its log.jsonl and its metrics.json (null for a run without one).
 struct RunLog {
   std::string path;
   nlohmann::json config;
   std::vector<nlohmann::json> lines;
+  nlohmann::json metrics;
 };
 
 struct FigureInfo {
@@ -45,9 +46,9 @@ struct FigureInfo {
   std::vector<std::string> tasks;   // the tasks it is drawn on (empty: any)
   // The figure as one standalone SVG document (xmlns set, no external resources).
   std::function<std::string(const FigureInput&)> draw;
-  // Instead of draw, for a figure of the training logs of one or more runs (`memgrad figure
-  // NAME --checkpoint DIR[,DIR...]`, e.g. a validation score per epoch, one line per run):
-  // never drawn on inspect pages.
+  // Instead of draw, for a figure of the training logs or final metrics of one or more runs
+  // (`memgrad figure NAME --checkpoint DIR[,DIR...]`, e.g. a validation score per epoch, one line
+  // per run): never drawn on inspect pages.
   std::function<std::string(const std::vector<RunLog>&)> draw_runs;
   // Optional: the part of the figure's page (FILE.html) above the figure, in place of the table of
   // the sample's lines; "" keeps that table (the DMNC figures on mimic-drugs: the paper's Table 4).

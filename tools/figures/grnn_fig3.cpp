@@ -1,0 +1,147 @@
+// The GRNN paper's Fig. 3, left (Vani, Jernite & Sontag 2017): AUC-PR against label frequency,
+// one line per model. "The GRNN AUC(PR) outperforms most baselines regardless of label frequency
+// [...] most of an advantage on concepts in the middle of the frequency spectrum." Drawn from
+// trained runs' metrics.json (the codiesp task writes each test label's AUC-PR and training
+// frequency under "per_label"), not from one sample: the labels are put in bins of a factor 2 of
+// their training documents, and a point is the bin's mean AUC-PR over its labels with a test
+// positive, averaged over the runs of one line. Runs whose config.json differ only in the seed
+// are one line (a model's seeds); the paper draws one run per model on MIMIC-III.
+#include <cmath>
+#include <map>
+
+#include "engine/error.hpp"
+#include "tools/figures/figure.hpp"
+#include "tools/svg_chart.hpp"
+
+namespace memgrad::cli {
+namespace {
+
+constexpr const char* kName = "grnn-fig3";
+
+// The run's config without its seeds: runs equal under it are seeds of one line.
+std::string line_key(nlohmann::json config) {
+  config.erase("seed");
+  if (config.contains("task_settings")) config["task_settings"].erase("seed");
+  return config.dump();
+}
+
+const nlohmann::json& per_label(const RunLog& run) {
+  MG_CHECK(run.metrics.is_object() && run.metrics.contains("per_label"), "figure ", kName, ": ",
+           run.path,
+           "/metrics.json has no per_label (an unfinished run, or one trained before the task "
+           "wrote it: `memgrad eval --checkpoint DIR --json` prints the metrics with it; save "
+           "them as DIR/metrics.json)");
+  return run.metrics.at("per_label");
+}
+
+// Bin of a label trained on `docs` documents: floor(log2 docs), so bin b holds [2^b, 2^(b+1)).
+int bin_of(int64_t docs) { return docs < 1 ? 0 : int(std::floor(std::log2(double(docs)))); }
+
+struct Line {
+  std::string model, folder;  // the first run's model and the folder holding it
+  std::vector<const RunLog*> runs;
+};
+
+std::string folder_of(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  const std::string parent = p.substr(0, slash);
+  const size_t up = parent.rfind('/');
+  return up == std::string::npos ? parent : parent.substr(up + 1);
+}
+
+std::string draw(const std::vector<RunLog>& runs) {
+  // The labels and their training frequencies: every run must have the first run's.
+  const nlohmann::json& first = per_label(runs.front());
+  const auto codes = first.at("code").get<std::vector<std::string>>();
+  const auto docs = first.at("train_docs").get<std::vector<int64_t>>();
+  MG_CHECK(!codes.empty() && docs.size() == codes.size(), "figure ", kName, ": ", runs.front().path,
+           "/metrics.json: per_label has ", codes.size(), " codes and ", docs.size(),
+           " training counts");
+  std::vector<Line> lines;
+  std::map<std::string, size_t> line_of;
+  for (const RunLog& run : runs) {
+    const nlohmann::json& p = per_label(run);
+    MG_CHECK(p.at("code") == first.at("code") && p.at("train_docs") == first.at("train_docs") &&
+                 p.at("auc_pr").size() == codes.size(),
+             "figure ", kName, ": ", run.path, " has other labels than ", runs.front().path,
+             " (another label set or data); a figure compares runs of one label set");
+    const auto [it, added] = line_of.try_emplace(line_key(run.config), lines.size());
+    if (added)
+      lines.push_back(
+          {.model = run.config.at("model").get<std::string>(), .folder = folder_of(run.path)});
+    lines[it->second].runs.push_back(&run);
+  }
+
+  // The bins that hold labels, and each bin's geometric mean frequency (its point's x).
+  std::map<int, std::vector<size_t>> bins;
+  for (size_t l = 0; l < codes.size(); ++l) bins[bin_of(docs[l])].push_back(l);
+  std::vector<double> x;
+  std::string counts;
+  for (const auto& [b, labels] : bins) {
+    double log_sum = 0;
+    for (size_t l : labels) log_sum += std::log(double(std::max<int64_t>(docs[l], 1)));
+    x.push_back(std::exp(log_sum / double(labels.size())));
+    counts += (counts.empty() ? "" : ", ") + std::to_string(labels.size());
+  }
+
+  std::map<std::string, int> models;
+  for (const Line& line : lines) ++models[line.model];
+  std::vector<ChartLine> chart;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    const Line& line = lines[k];
+    ChartLine c;
+    c.label = line.model;
+    if (models[line.model] > 1) c.label += " (" + line.folder + ")";
+    if (line.runs.size() > 1) c.label += ", " + std::to_string(line.runs.size()) + " runs";
+    c.colour = int(k);
+    c.markers = true;
+    c.x = x;
+    for (const auto& [b, labels] : bins) {
+      double sum = 0;
+      int counted = 0;
+      for (const RunLog* run : line.runs) {
+        const nlohmann::json& ap = per_label(*run).at("auc_pr");
+        double run_sum = 0;
+        int run_labels = 0;
+        for (size_t l : labels)
+          if (ap.at(l).is_number()) {
+            run_sum += ap.at(l).get<double>();
+            ++run_labels;
+          }
+        if (run_labels == 0) continue;
+        sum += run_sum / run_labels;
+        ++counted;
+      }
+      c.y.push_back(counted == 0 ? std::nan("") : sum / counted);
+    }
+    chart.push_back(std::move(c));
+  }
+  ChartSpec spec;
+  spec.title = "Test AUC-PR by label frequency, CodiEsp (GRNN Fig. 3 left: MIMIC-III)";
+  spec.x_label = "labels per bin " + counts + "; training documents per label";
+  spec.y_label = "mean AUC-PR of the bin's labels";
+  spec.log_x = true;
+  spec.width = 820;
+  spec.height = 340;
+  return line_chart_svg(spec, chart);
+}
+
+const bool kRegistered = [] {
+  register_figure({.name = kName,
+                   .paper = "GRNN (Vani, Jernite & Sontag 2017), Fig. 3 left",
+                   .summary =
+                       "test AUC-PR against the label's number of training documents (bins of a "
+                       "factor 2), one line per model; runs that differ only in the seed are one "
+                       "line, their mean (from each run's metrics.json per_label)",
+                   .models = {"grnn", "bigrnn", "text-gru", "text-bigru", "bow-attention",
+                              "l1-logreg", "linear-svm"},
+                   .tasks = {"codiesp"},
+                   .draw_runs = draw});
+  return true;
+}();
+
+}  // namespace
+}  // namespace memgrad::cli
