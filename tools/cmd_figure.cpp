@@ -101,7 +101,8 @@ int draw_run_figure(const FigureInfo& info, const std::string& list, const std::
                      html_escape(info.paper) + "</h1>\n<p>" + html_escape(info.summary) +
                      "</p>\n<ul>\n";
   for (const RunLog& r : runs) page += "<li>" + html_escape(r.path) + "</li>\n";
-  page += "</ul>\n" + svg + "</body></html>\n";
+  page +=
+      "</ul>\n" + svg + (info.runs_page_body ? info.runs_page_body(runs) : "") + "</body></html>\n";
   write_file_atomically(
       out, ends_with(out, ".svg") ? "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg : page);
   std::cout << "wrote " << out << " (" << info.paper << ", " << runs.size() << " run"

@@ -131,6 +131,13 @@ TEST_CASE("grnn-fig3: AUC-PR by training frequency, a line per model, seeds aver
   for (const char* tick : {">5<", ">10<", ">20<", ">50<"})
     CHECK(svg.find(tick) != std::string::npos);
 
+  // The page's table: a column per bin, grnn's cells the mean ± sd over its two seeds.
+  const std::string table = fig.runs_page_body(runs);
+  CHECK(table.find("<th>4-7 (2)</th><th>8-15 (1)</th><th>32-63 (1)</th>") != std::string::npos);
+  CHECK(table.find("<td>grnn, 2 runs</td><td>0.350 ± 0.071</td><td>0.700 ± 0.141</td>") !=
+        std::string::npos);
+  CHECK(table.find("<td>text-gru (gru-168)</td><td>0.300</td>") != std::string::npos);
+
   std::vector<RunLog> bad = runs;
   bad[1].metrics = nullptr;
   CHECK(test::error_of([&] {

@@ -50,6 +50,9 @@ struct FigureInfo {
   // (`memgrad figure NAME --checkpoint DIR[,DIR...]`, e.g. a validation score per epoch, one line
   // per run): never drawn on inspect pages.
   std::function<std::string(const std::vector<RunLog>&)> draw_runs;
+  // Optional, with draw_runs: an HTML fragment under the figure on its page (FILE.html), e.g. the
+  // figure's numbers as a table.
+  std::function<std::string(const std::vector<RunLog>&)> runs_page_body;
   // Optional: the part of the figure's page (FILE.html) above the figure, in place of the table of
   // the sample's lines; "" keeps that table (the DMNC figures on mimic-drugs: the paper's Table 4).
   std::function<std::string(const FigureInput&)> page_body;

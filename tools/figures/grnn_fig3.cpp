@@ -7,11 +7,14 @@
 // positive, averaged over the runs of one line. Runs whose config.json differ only in the seed
 // are one line (a model's seeds); the paper draws one run per model on MIMIC-III.
 #include <cmath>
+#include <cstdio>
 #include <map>
+#include <sstream>
 
 #include "engine/error.hpp"
 #include "tools/figures/figure.hpp"
 #include "tools/svg_chart.hpp"
+#include "tools/trace_view.hpp"
 
 namespace memgrad::cli {
 namespace {
@@ -52,7 +55,24 @@ std::string folder_of(const std::string& path) {
   return up == std::string::npos ? parent : parent.substr(up + 1);
 }
 
-std::string draw(const std::vector<RunLog>& runs) {
+// One bin of labels: its training-document range [lo, 2 lo), its labels, its point's x.
+struct Bin {
+  int64_t lo = 0;
+  std::vector<size_t> labels;
+  double x = 0;  // the geometric mean of its labels' training documents
+};
+
+// What the figure and its page's table show: the bins, and per line the mean over its runs of
+// each bin's mean AUC-PR (NaN where no run has a label with a test positive in the bin), and the
+// sd over the runs.
+struct Curves {
+  std::vector<Bin> bins;
+  std::vector<std::string> names;
+  std::vector<size_t> runs;
+  std::vector<std::vector<double>> mean, sd;
+};
+
+Curves curves(const std::vector<RunLog>& runs) {
   // The labels and their training frequencies: every run must have the first run's.
   const nlohmann::json& first = per_label(runs.front());
   const auto codes = first.at("code").get<std::vector<std::string>>();
@@ -75,49 +95,59 @@ std::string draw(const std::vector<RunLog>& runs) {
     lines[it->second].runs.push_back(&run);
   }
 
-  // The bins that hold labels, and each bin's geometric mean frequency (its point's x).
-  std::map<int, std::vector<size_t>> bins;
-  for (size_t l = 0; l < codes.size(); ++l) bins[bin_of(docs[l])].push_back(l);
-  std::vector<double> x;
-  std::string counts;
-  for (const auto& [b, labels] : bins) {
+  Curves c;
+  std::map<int, std::vector<size_t>> by_bin;
+  for (size_t l = 0; l < codes.size(); ++l) by_bin[bin_of(docs[l])].push_back(l);
+  for (const auto& [b, labels] : by_bin) {
     double log_sum = 0;
     for (size_t l : labels) log_sum += std::log(double(std::max<int64_t>(docs[l], 1)));
-    x.push_back(std::exp(log_sum / double(labels.size())));
-    counts += (counts.empty() ? "" : ", ") + std::to_string(labels.size());
+    c.bins.push_back(
+        {.lo = int64_t(1) << b, .labels = labels, .x = std::exp(log_sum / double(labels.size()))});
   }
-
   std::map<std::string, int> models;
   for (const Line& line : lines) ++models[line.model];
-  std::vector<ChartLine> chart;
-  for (size_t k = 0; k < lines.size(); ++k) {
-    const Line& line = lines[k];
-    ChartLine c;
-    c.label = line.model;
-    if (models[line.model] > 1) c.label += " (" + line.folder + ")";
-    if (line.runs.size() > 1) c.label += ", " + std::to_string(line.runs.size()) + " runs";
-    c.colour = int(k);
-    c.markers = true;
-    c.x = x;
-    for (const auto& [b, labels] : bins) {
-      double sum = 0;
-      int counted = 0;
+  for (const Line& line : lines) {
+    std::string name = line.model;
+    if (models[line.model] > 1) name += " (" + line.folder + ")";
+    if (line.runs.size() > 1) name += ", " + std::to_string(line.runs.size()) + " runs";
+    c.names.push_back(name);
+    c.runs.push_back(line.runs.size());
+    std::vector<double> mean, sd;
+    for (const Bin& bin : c.bins) {
+      std::vector<double> per_run;  // each run's mean over the bin's labels with a positive
       for (const RunLog* run : line.runs) {
         const nlohmann::json& ap = per_label(*run).at("auc_pr");
-        double run_sum = 0;
-        int run_labels = 0;
-        for (size_t l : labels)
+        double sum = 0;
+        int n = 0;
+        for (size_t l : bin.labels)
           if (ap.at(l).is_number()) {
-            run_sum += ap.at(l).get<double>();
-            ++run_labels;
+            sum += ap.at(l).get<double>();
+            ++n;
           }
-        if (run_labels == 0) continue;
-        sum += run_sum / run_labels;
-        ++counted;
+        if (n > 0) per_run.push_back(sum / n);
       }
-      c.y.push_back(counted == 0 ? std::nan("") : sum / counted);
+      double m = 0, v = 0;
+      for (double y : per_run) m += y / double(per_run.size());
+      for (double y : per_run) v += (y - m) * (y - m);
+      mean.push_back(per_run.empty() ? std::nan("") : m);
+      sd.push_back(per_run.size() > 1 ? std::sqrt(v / double(per_run.size() - 1)) : 0.0);
     }
-    chart.push_back(std::move(c));
+    c.mean.push_back(std::move(mean));
+    c.sd.push_back(std::move(sd));
+  }
+  return c;
+}
+
+std::string draw(const std::vector<RunLog>& runs) {
+  const Curves c = curves(runs);
+  std::string counts;
+  for (const Bin& bin : c.bins)
+    counts += (counts.empty() ? "" : ", ") + std::to_string(bin.labels.size());
+  std::vector<ChartLine> chart;
+  for (size_t k = 0; k < c.names.size(); ++k) {
+    ChartLine line{.label = c.names[k], .y = c.mean[k], .colour = int(k), .markers = true};
+    for (const Bin& bin : c.bins) line.x.push_back(bin.x);
+    chart.push_back(std::move(line));
   }
   ChartSpec spec;
   spec.title = "Test AUC-PR by label frequency, CodiEsp (GRNN Fig. 3 left: MIMIC-III)";
@@ -127,6 +157,34 @@ std::string draw(const std::vector<RunLog>& runs) {
   spec.width = 820;
   spec.height = 340;
   return line_chart_svg(spec, chart);
+}
+
+// The page's table under the figure: a row per line, a column per bin, mean ± sd over the runs.
+std::string table(const std::vector<RunLog>& runs) {
+  const Curves c = curves(runs);
+  std::ostringstream out;
+  char cell[64];
+  out << "<table border=\"1\" cellpadding=\"3\" style=\"border-collapse:collapse\">\n<tr><th>"
+         "training documents (labels)</th>";
+  for (const Bin& bin : c.bins)
+    out << "<th>" << bin.lo << "-" << 2 * bin.lo - 1 << " (" << bin.labels.size() << ")</th>";
+  out << "</tr>\n";
+  for (size_t k = 0; k < c.names.size(); ++k) {
+    out << "<tr><td>" << html_escape(c.names[k]) << "</td>";
+    for (size_t b = 0; b < c.bins.size(); ++b) {
+      if (std::isnan(c.mean[k][b]))
+        std::snprintf(cell, sizeof cell, "-");
+      else if (c.runs[k] > 1)
+        std::snprintf(cell, sizeof cell, "%.3f ± %.3f", c.mean[k][b], c.sd[k][b]);
+      else
+        std::snprintf(cell, sizeof cell, "%.3f", c.mean[k][b]);
+      out << "<td>" << cell << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n<p>A cell: the mean test AUC-PR of the bin's labels with a test positive, "
+         "averaged over the line's runs (± the sd over them).</p>\n";
+  return out.str();
 }
 
 const bool kRegistered = [] {
@@ -139,7 +197,8 @@ const bool kRegistered = [] {
                    .models = {"grnn", "bigrnn", "text-gru", "text-bigru", "bow-attention",
                               "l1-logreg", "linear-svm"},
                    .tasks = {"codiesp"},
-                   .draw_runs = draw});
+                   .draw_runs = draw,
+                   .runs_page_body = table});
   return true;
 }();
 
