@@ -3,7 +3,7 @@
 # a tiny model trained 3 steps) and its page, `memgrad inspect --html` pages, and every figure of
 # `memgrad figure --list` whose model and task can be trained here in seconds (sum2seq, bAbI on a
 # hand-made story file, AMN's two figures among them; the EBmRNN figures need PhysioNet data and
-# the GRNN figure CodiEsp, and are drawn when ../shared/data has them). Each must be
+# the GRNN figures CodiEsp, and are drawn when ../shared/data has them). Each must be
 # self-contained (no URL but the SVG namespace), parse
 # (Chromium's DOM holds no parser error and every <svg> of the file), and render: a screenshot
 # with enough non-white pixels. Skipped (exit 77), saying why, where Chromium or Python 3 (which
@@ -111,9 +111,14 @@ if [ -d "$shared/codiesp" ]; then
   grep -q '\[gold\]' "$tmp/grnn-fig4.svg" || fail "grnn-fig4 has no gold label row"
   "$bin" inspect --checkpoint "$tmp/grnn" --html "$tmp/grnn.html" >/dev/null
   grep -q "memgrad figure grnn-fig4" "$tmp/grnn.html" || fail "the grnn page lacks its figure"
-  pages+=("$tmp/grnn-fig4.svg" "$tmp/grnn-fig4.html" "$tmp/grnn.html")
+  # Fig. 3 left from the run's metrics.json (per_label), with its table on the page.
+  "$bin" figure grnn-fig3 --checkpoint "$tmp/grnn" --out "$tmp/grnn-fig3.svg" >/dev/null
+  "$bin" figure grnn-fig3 --checkpoint "$tmp/grnn" --out "$tmp/grnn-fig3.html" >/dev/null
+  grep -q "labels per bin" "$tmp/grnn-fig3.svg" || fail "grnn-fig3 has no frequency axis"
+  grep -q "<td>grnn</td>" "$tmp/grnn-fig3.html" || fail "the grnn-fig3 page lacks its table"
+  pages+=("$tmp/grnn-fig4.svg" "$tmp/grnn-fig4.html" "$tmp/grnn.html" "$tmp/grnn-fig3.svg")
 else
-  echo "render_pages.sh: no CodiEsp data in $shared: the GRNN figure is not drawn"
+  echo "render_pages.sh: no CodiEsp data in $shared: the GRNN figures are not drawn"
 fi
 
 if [ -d "$shared/mimic-iii-demo" ]; then
