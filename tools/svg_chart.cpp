@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -55,21 +56,16 @@ bool drawable(double y, bool log_y) { return std::isfinite(y) && (!log_y || y > 
 std::vector<double> log_ticks(double& lo, double& hi) {
   if (!(hi > lo)) hi = lo + 0.3;
   const bool decades_only = hi - lo > 2.5;
-  std::vector<double> candidates;
+  std::vector<double> candidates;  // ascending, a decade beyond [lo, hi] on each side
   for (double e = std::floor(lo) - 1; e <= std::ceil(hi) + 1; ++e)
     for (double m : {1.0, 2.0, 5.0})
       if (!decades_only || m == 1.0) candidates.push_back(e + std::log10(m));
-  double new_lo = candidates.front(), new_hi = candidates.back();
-  for (double c : candidates) {
-    if (c <= lo + 1e-9) new_lo = c;
-    if (c >= hi - 1e-9 && new_hi == candidates.back()) new_hi = c;
-  }
-  lo = new_lo;
-  hi = new_hi;
-  std::vector<double> ticks;
-  for (double c : candidates)
-    if (c >= lo - 1e-9 && c <= hi + 1e-9) ticks.push_back(c);
-  return ticks;
+  const auto first = std::prev(
+      std::find_if(candidates.begin(), candidates.end(), [&](double c) { return c > lo + 1e-9; }));
+  const auto last = std::find_if(first, candidates.end(), [&](double c) { return c >= hi - 1e-9; });
+  lo = *first;
+  hi = *last;
+  return {first, last + 1};
 }
 
 }  // namespace

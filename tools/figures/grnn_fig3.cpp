@@ -8,6 +8,7 @@
 // are one line (a model's seeds); the paper draws one run per model on MIMIC-III.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -45,14 +46,12 @@ struct Line {
   std::vector<const RunLog*> runs;
 };
 
+// The name of the folder holding the run directory `path` ("r/grnn/seed1/" -> "grnn").
 std::string folder_of(const std::string& path) {
-  std::string p = path;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  const size_t slash = p.rfind('/');
-  if (slash == std::string::npos) return ".";
-  const std::string parent = p.substr(0, slash);
-  const size_t up = parent.rfind('/');
-  return up == std::string::npos ? parent : parent.substr(up + 1);
+  std::filesystem::path run(path);
+  if (!run.has_filename()) run = run.parent_path();  // a trailing '/'
+  const std::string folder = run.parent_path().filename().string();
+  return folder.empty() ? "." : folder;
 }
 
 // One bin of labels: its training-document range [lo, 2 lo), its labels, its point's x.
