@@ -29,6 +29,7 @@ const nlohmann::json kDefaults = {
     {"relevance_decay", 1.0},          // E[s] of a node k edges from the answer: x decay^k (gap 7)
     {"relevance_gate", "similarity"},  // Eq. 6 (gap 1): "similarity" or "literal"
     {"move_prob", "linear"},           // Eq. 12 (gap 2): "linear" or "strength"
+    {"bank_moves", "copy"},            // Eq. 12 (gap 15): "copy" or "migrate"
     {"bank_weighting", "learned"},     // Eq. 18 (gap 4): "learned", "learned-positive", "exp"
     {"bank_temp_init", 1.0},  // tau at the start (learned weightings; > 0 for learned-positive)
     {"ctrl_grad", "straight_through"},  // "straight_through" or "loss_only" (H detached)
@@ -104,6 +105,7 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
            banks_, "] (0 = all banks), got ", decode_banks_);
   settings_.literal_gate = choice(c, "relevance_gate", {"similarity", "literal"}) == "literal";
   settings_.move_by_strength = choice(c, "move_prob", {"linear", "strength"}) == "strength";
+  settings_.migrate = choice(c, "bank_moves", {"copy", "migrate"}) == "migrate";
   const std::string weighting = choice(c, "bank_weighting", {"learned", "learned-positive", "exp"});
   settings_.learned_weighting = weighting != "exp";
   settings_.positive_temperature = weighting == "learned-positive";
@@ -217,7 +219,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
     s = where(active, strength_step(tape, p_, settings_, w, q, s), s);
     if (aux) accumulate(strength_term, bernoulli_kl(s, targets, active, st.seen_count));
 
-    const Var banks_all = all_banks(seen_t, banks.upper);
+    const Var banks_all = all_banks(seen_t, banks.upper, settings_.migrate);
     const Creation cr = creation_prob(tape, p_, banks_all, banks.exists, w);
     banks = create_bank(banks, cr.last, decide(cr.p, settings_), live_t);
     if (aux) {
@@ -228,10 +230,11 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
                                          st.live_count));
     }
     const Var pm = move_prob(tape, p_, settings_, w, s);
-    banks = move_entities(banks, banks_all, decide(pm, settings_), live_t);
+    banks = move_entities(tape, banks, banks_all, decide(pm, settings_), live_t, settings_.migrate);
     if (aux) accumulate(move_term, bernoulli_kl(pm, targets, active, st.seen_count));
     if (opts.trace) {
-      opts.trace->record(step_name(t, "banks"), all_banks(seen_t, banks.upper).value());
+      opts.trace->record(step_name(t, "banks"),
+                         all_banks(seen_t, banks.upper, settings_.migrate).value());
       opts.trace->record(step_name(t, "exists"), banks.exists.value());
       opts.trace->record(step_name(t, "strength"), s.value());
       opts.trace->record(step_name(t, "p_new"), reshape(cr.p, Shape{b}).value());
@@ -246,7 +249,8 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
       if (term.defined()) temps.keep(term);
   }
 
-  const Var banks_all = all_banks(at(st.seen, t_count - 1, Shape{b, v, 1}), banks.upper);
+  const Var banks_all =
+      all_banks(at(st.seen, t_count - 1, Shape{b, v, 1}), banks.upper, settings_.migrate);
   const Var exists_all = concat({tape.constant(Shape{b, 1}, dtype, 1.0), banks.exists}, 1);
   // The banks decoded: all, or at inference the last decode_banks existing ones (gap 10).
   const Var read = tape.constant(Shape{b, l}, dtype, 1.0);
@@ -305,6 +309,8 @@ const bool kRegistered = [] {
   nlohmann::json positive = check_config("surrogate-positive-temperature");
   positive["bank_weighting"] = "learned-positive";
   positive["bank_temp_init"] = 0.6;  // theta = log 0.6: d tau / d theta = 0.6, not 1
+  nlohmann::json migrate = check_config("surrogate-migrate");
+  migrate["bank_moves"] = "migrate";
   nlohmann::json sampled = check_config("sampled-decisions-loss-only");
   sampled["decisions"] = "sample";
   sampled["ctrl_grad"] = "loss_only";
@@ -322,7 +328,7 @@ const bool kRegistered = [] {
                           {"batch", 32},
                           {"epochs", 100},
                           {"clip_norm", 40.0}},
-       .check_configs = {check_config("surrogate"), alt, positive, sampled},
+       .check_configs = {check_config("surrogate"), alt, positive, migrate, sampled},
        .check_batch = qa::make_babi_check_batch});
   return true;
 }();

@@ -8,7 +8,8 @@
 // sentence, V = vocab_size (0 = nil), d = embedding_dim, L = max_banks. An entity is a word id of
 // the story (its state w [d] and relevance strength s in [0, 1]); entity arrays are [B, V, ...]
 // indexed by word id, so the per-story dictionary D of Eq. 3 is a [B, V, d] table. A bank is a
-// membership row [V] (0/1): m_0 holds every entity seen so far; banks m_1..m_{L-1} exist or not.
+// membership row [V] (0/1): m_0 holds every entity seen so far (with "bank_moves" "migrate": those
+// not moved up); banks m_1..m_{L-1} exist or not.
 //
 // Per sentence t (Algorithm 1; each step's code is headed by its equation):
 //   Eqs. 1-3  u_i = E[w_i], w_i = GRU_enc(u_i, w_{i-1}) over the sentence's words, D[w_i] += w_i;
@@ -22,7 +23,7 @@
 //   Eqs. 9-11 Pi_new: p_new = sigmoid(FC(m_last (.) [w_0..w_V])), H ~ Bernoulli(p_new); H = 1
 //             creates the bank after the last one (none past L - 1)
 //   Eq. 12    Pi_move: p_i = sigmoid(v . (s_i w_i) + b), H_i ~ Bernoulli(p_i); H_i = 1 copies i
-//             from every bank m_k holding it into m_{k+1} (when m_{k+1} exists)
+//             from every bank m_k holding it into m_{k+1} (when m_{k+1} exists; gap 15: or moves)
 // Then the decode (models/qa/amn_decode.cpp):
 //   Eq. 16    C = s (.) w
 //   Eq. 17    ps_m = softmax over the entities of bank m of <C_v, w_Nq>
@@ -75,6 +76,13 @@
 //      formula): L_move = KL(p_i || E[s_i]) over the seen entities, "move_loss" 1.
 //  13. s^0 ("Xavier normal"): sigmoid of a learned per-word parameter s0 [V], Xavier-normal init.
 //  14. The encoder GRU's state starts at zero in every sentence; padding words leave it unchanged.
+//  15. Does Pi_move copy or move? §3 and §4.2.2 say "copies" and "the same node can exist in two
+//      different memory banks"; §4.2.2 item 4 speaks of entities that "have migrated to another
+//      bank" and of nodes "removed from a path" when "transferred across banks", and §5's
+//      footnote counts the entities across all banks as |V| + epsilon, which copies could not
+//      give (ours hold 3.7 |V| on task 1). "bank_moves": "copy" (the default, the results before
+//      2026-11-28): m_{k+1} <- m_{k+1} + (1 - m_{k+1}) m_k H; "migrate": i leaves m_k for m_{k+1},
+//      so every entity is in exactly one bank and m_0 holds those never moved.
 //
 // Ablation: "propagation": false skips Pi_prop (Eqs. 14-15); the word graph is still built.
 //

@@ -13,10 +13,13 @@ Var filled(Tape& tape, int64_t b, int64_t n, DType dtype, double value) {
 
 }  // namespace
 
-// M = [m_0; m_1 .. m_{L-1}]: m_0 = every entity seen so far (seen [B, V, 1]).
-Var all_banks(Var seen, Var upper) {
+// M = [m_0; m_1 .. m_{L-1}]: m_0 = every entity seen so far (seen [B, V, 1]); with migrate an
+// entity is in one bank only, so m_0 = seen - sum_k m_k (k >= 1).
+Var all_banks(Var seen, Var upper, bool migrate) {
   const int64_t b = upper.shape()[0], v = upper.shape()[2];
-  return concat({reshape(seen, Shape{b, 1, v}), upper}, 1);
+  Var m0 = reshape(seen, Shape{b, 1, v});
+  if (migrate) m0 = sub(m0, sum_axis(upper, 1, true));
+  return concat({m0, upper}, 1);
 }
 
 // p = q(*) (9),  H = Bernoulli(p) (10): bernoulli_st's sample with the straight-through gradient,
@@ -82,14 +85,25 @@ Var move_prob(Tape& tape, const Params& p, const Settings& set, Var w, Var s) {
 }
 
 // m_{k+1}.add(i) for every i in m_k with H_i = 1, when m_{k+1} exists (set semantics: adding an
-// entity twice keeps one):  m_{k+1} <- m_{k+1} + (1 - m_{k+1}) m_k H exists_{k+1}.
-Banks move_entities(const Banks& banks, Var banks_all, Var h_move, Var live_t) {
+// entity twice keeps one):  moved_k = m_k H exists_{k+1},
+//   copy (the default):      m_{k+1} <- m_{k+1} + (1 - m_{k+1}) moved_k
+//   migrate (gap 15):        m_{k+1} <- m_{k+1} - moved_{k+1} + moved_k   (i leaves m_k; the top
+//                            bank keeps its entities; m_0 follows from all_banks)
+Banks move_entities(Tape& tape, const Banks& banks, Var banks_all, Var h_move, Var live_t,
+                    bool migrate) {
   const int64_t b = banks.upper.shape()[0], l1 = banks.upper.shape()[1];
   const int64_t v = banks.upper.shape()[2];
   const Var below = slice(banks_all, 1, 0, l1);  // m_0 .. m_{L-2}
   const Var moved =
       mul(mul(below, reshape(h_move, Shape{b, 1, v})), reshape(banks.exists, Shape{b, l1, 1}));
-  const Var up = add(banks.upper, mul_complement(banks.upper, moved));
+  Var up;
+  if (!migrate) {
+    up = add(banks.upper, mul_complement(banks.upper, moved));
+  } else {
+    const Var top = tape.constant(Shape{b, 1, v}, banks.upper.dtype(), 0.0);  // m_{L-1} stays
+    const Var leave = l1 > 1 ? concat({slice(moved, 1, 1, l1 - 1), top}, 1) : top;
+    up = add(sub(banks.upper, leave), moved);
+  }
   return {where(reshape(live_t, Shape{b, 1, 1}), up, banks.upper), banks.exists};
 }
 

@@ -43,7 +43,12 @@ void InferenceStats::add(const FinalState& f) {
       int64_t last = 0, seen = 0;
       for (int64_t m = 0; m < l; ++m)
         if (exists[s * l + m] >= T(0.5)) last = m;
-      for (int64_t e = 0; e < v; ++e) seen += banks[s * l * v + e] >= T(0.5);
+      // The story's entities: those in any bank (m_0 holds them all unless entities migrate).
+      for (int64_t e = 0; e < v; ++e) {
+        bool held = false;
+        for (int64_t m = 0; m < l; ++m) held = held || banks[(s * l + m) * v + e] >= T(0.5);
+        seen += held;
+      }
       created_ += double(last + 1);
       entities_ += double(seen);
       ++questions_;

@@ -19,6 +19,7 @@ namespace memgrad::qa::amn {
 struct Settings {
   bool literal_gate = false;          // gap 1: "relevance_gate" == "literal"
   bool move_by_strength = false;      // gap 2: "move_prob" == "strength"
+  bool migrate = false;               // gap 15: "bank_moves" == "migrate"
   bool learned_weighting = true;      // gap 4: "bank_weighting" "learned" or "learned-positive"
   bool positive_temperature = false;  // gap 4: "learned-positive": tau = e^theta > 0
   bool straight_through = true;       // "ctrl_grad" == "straight_through"
@@ -79,8 +80,9 @@ Var strength_step(Tape& tape, const Params& p, const Settings& set, Var w, Var q
 struct Banks {
   Var upper, exists;
 };
-// All L banks [B, L, V]: m_0 = seen [B, V] on top of the upper banks.
-Var all_banks(Var seen, Var upper);
+// All L banks [B, L, V]: m_0 = seen [B, V, 1] on top of the upper banks; with migrate (gap 15)
+// m_0 = the seen entities no upper bank holds.
+Var all_banks(Var seen, Var upper, bool migrate);
 // Eqs. 9-10: the decision H for probabilities p (see Settings: straight-through or detached,
 // sample or surrogate).
 Var decide(Var p, const Settings& set);
@@ -99,7 +101,8 @@ Creation creation_prob(Tape& tape, const Params& p, Var banks_all, Var exists, V
 Banks create_bank(const Banks& b, Var last, Var h_new, Var live_t);
 // Eq. 12: p_i [B, V] and the banks after decisions H [B, V].
 Var move_prob(Tape& tape, const Params& p, const Settings& set, Var w, Var s);
-Banks move_entities(const Banks& b, Var banks_all, Var h_move, Var live_t);
+Banks move_entities(Tape& tape, const Banks& b, Var banks_all, Var h_move, Var live_t,
+                    bool migrate);
 
 // Eqs. 16-19: answer logits [B, V] from entity states w [B, V, d], strengths s [B, V], banks
 // [B, L, V], existence of all L banks [B, L] and the banks read ([B, L] 0/1 constant).

@@ -4,8 +4,10 @@
 // test_model_registry's, as every model's.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/layers/rnn_cells.hpp"
@@ -66,6 +68,45 @@ struct HandStory {
 
 double prop_at(const AmnStory& s, int64_t t, int64_t i, int64_t k) {
   return s.prop[size_t((t * s.vocab + i) * s.vocab + k)];
+}
+
+// One traced forward of a model of config c with the decisions of `seed`.
+Trace traced_forward(const nlohmann::json& c, const Batch& batch, uint64_t seed) {
+  Amn model(c, DType::f64, seed);
+  Tape tape;
+  tape.set_seed(seed);
+  Trace trace;
+  model.forward(tape, batch, ForwardOptions{.trace = &trace});
+  return trace;
+}
+
+// [e is a word of sentences 0..t of sample s] for the story [B, T, J] (nil excluded).
+std::vector<int> story_entities(const Tensor& story, int64_t s, int64_t t, int64_t v) {
+  const int64_t t_count = story.shape()[1], j = story.shape()[2];
+  std::vector<int> in_story(size_t(v), 0);
+  for (int64_t u = 0; u <= t; ++u)
+    for (int64_t w = 0; w < j; ++w) in_story[size_t(story.at((s * t_count + u) * j + w))] = 1;
+  in_story[0] = 0;
+  return in_story;
+}
+
+// Sampled-decision banks of the check batch (B = 3, T = 4, V = 7) under config c (L = 4): calls
+// visit(t, s, banks, exists, in_story) for every decision seed 1..6, sentence t and sample s,
+// with banks [B, L, V] and exists [B, L - 1] after sentence t (t = 0, s = 0 starts a seed).
+template <class Visit>
+void for_each_sampled_step(const nlohmann::json& c, Visit visit) {
+  const Batch batch = check_batch(DType::f64, 7);
+  const Tensor& story = batch.get("story");
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const Trace trace = traced_forward(c, batch, seed);
+    for (int64_t t = 0; t < 4; ++t) {
+      const Tensor* banks = find(trace, step_name(t, "banks"));
+      const Tensor* exists = find(trace, step_name(t, "exists"));
+      REQUIRE(banks);
+      REQUIRE(exists);
+      for (int64_t s = 0; s < 3; ++s) visit(t, s, *banks, *exists, story_entities(story, s, t, 7));
+    }
+  }
 }
 
 }  // namespace
@@ -210,13 +251,13 @@ TEST_CASE(
   Tensor seen = Tensor::zeros(Shape{1, 5, 1}, dt), hmove = Tensor::zeros(Shape{1, 5}, dt);
   seen.set(1, 1), seen.set(2, 1), hmove.set(2, 1), hmove.set(3, 1);
   amn::Banks banks{tape.constant(Shape{1, 2, 5}, dt, 0.0), tape.constant(Shape{1, 2}, dt, 0.0)};
-  const Var all = amn::all_banks(tape.input(seen), banks.upper);
+  const Var all = amn::all_banks(tape.input(seen), banks.upper, false);
   const Var last = tape.constant(Shape{1, 3}, dt, 0.0);
   tape.value(last.id).set(0, 1.0);
   const Var live = tape.constant(Shape{1, 1}, dt, 1.0);
   banks = amn::create_bank(banks, last, tape.constant(Shape{1, 1}, dt, 1.0), live);
   CHECK(banks.exists.value().to_vector() == std::vector<double>{1, 0});
-  banks = amn::move_entities(banks, all, tape.input(hmove), live);
+  banks = amn::move_entities(tape, banks, all, tape.input(hmove), live, false);
   // Entity 2 moved (in m_0, H = 1); entity 3 drew H = 1 but is in no bank; m_2 does not exist.
   CHECK(banks.upper.value().to_vector() == std::vector<double>{0, 0, 1, 0, 0, 0, 0, 0, 0, 0});
 
@@ -375,48 +416,96 @@ TEST_CASE(
     "lost)") {
   nlohmann::json c = tiny("sampled-decisions-loss-only");
   c["max_banks"] = 4;
-  const Batch batch = check_batch(DType::f64, 7);
-  const Tensor& story = batch.get("story");
-  const int64_t b = 3, t_count = 4, j = 3, v = 7, l = 4;
+  const int64_t v = 7, l = 4;
   int created = 0, moved = 0;
-  for (uint64_t seed = 1; seed <= 6; ++seed) {
-    Amn model(c, DType::f64, seed);
-    Tape tape;
-    tape.set_seed(seed);
-    Trace trace;
-    model.forward(tape, batch, ForwardOptions{.trace = &trace});
-    std::vector<double> before(size_t(b * l * v), 0.0);
-    for (int64_t t = 0; t < t_count; ++t) {
-      const Tensor* banks = find(trace, step_name(t, "banks"));
-      const Tensor* exists = find(trace, step_name(t, "exists"));
-      REQUIRE(banks);
-      REQUIRE(exists);
-      for (int64_t s = 0; s < b; ++s) {
-        std::vector<int> in_story(size_t(v), 0);
-        for (int64_t u = 0; u <= t; ++u)
-          for (int64_t w = 0; w < j; ++w) in_story[size_t(story.at((s * t_count + u) * j + w))] = 1;
-        in_story[0] = 0;
-        for (int64_t m = 0; m < l; ++m) {
-          const bool bank_exists = m == 0 || exists->at(s * (l - 1) + m - 1) == 1;
-          if (m >= 2 && bank_exists) CHECK(exists->at(s * (l - 1) + m - 2) == 1);
-          if (m >= 1 && bank_exists) ++created;
-          for (int64_t e = 0; e < v; ++e) {
-            const double x = banks->at((s * l + m) * v + e);
-            CHECK((x == 0 || x == 1));
-            if (m == 0) CHECK(x == in_story[size_t(e)]);
-            if (m > 0 && x == 1) {
-              CHECK(bank_exists);
-              CHECK(banks->at((s * l + m - 1) * v + e) == 1);  // nested: m_k within m_{k-1}
-              ++moved;
-            }
-            CHECK(x >= before[size_t((s * l + m) * v + e)]);  // never lost
-            before[size_t((s * l + m) * v + e)] = x;
-          }
+  std::vector<double> before;
+  for_each_sampled_step(c, [&](int64_t t, int64_t s, const Tensor& banks, const Tensor& exists,
+                               const std::vector<int>& in_story) {
+    if (t == 0 && s == 0) before.assign(size_t(3 * l * v), 0.0);
+    for (int64_t m = 0; m < l; ++m) {
+      const bool bank_exists = m == 0 || exists.at(s * (l - 1) + m - 1) == 1;
+      if (m >= 2 && bank_exists) CHECK(exists.at(s * (l - 1) + m - 2) == 1);
+      if (m >= 1 && bank_exists) ++created;
+      for (int64_t e = 0; e < v; ++e) {
+        const double x = banks.at((s * l + m) * v + e);
+        CHECK((x == 0 || x == 1));
+        if (m == 0) CHECK(x == in_story[size_t(e)]);
+        if (m > 0 && x == 1) {
+          CHECK(bank_exists);
+          CHECK(banks.at((s * l + m - 1) * v + e) == 1);  // nested: m_k within m_{k-1}
+          ++moved;
         }
+        CHECK(x >= before[size_t((s * l + m) * v + e)]);  // never lost
+        before[size_t((s * l + m) * v + e)] = x;
       }
     }
-  }
+  });
   CHECK(created > 0);  // the decisions did something over the seeds
+  CHECK(moved > 0);
+}
+
+TEST_CASE("amn gap 15: migrate moves an entity out of its bank, copy keeps it there") {
+  Tape tape;
+  const DType dt = DType::f64;
+  // V = 5, L = 3, both upper banks exist: m_1 = {2, 3}, m_2 = {4}; seen = {1, 2, 3, 4};
+  // H = 1 for entities 1, 2 and 4.
+  Tensor seen = Tensor::zeros(Shape{1, 5, 1}, dt), upper = Tensor::zeros(Shape{1, 2, 5}, dt);
+  Tensor hmove = Tensor::zeros(Shape{1, 5}, dt);
+  for (int e : {1, 2, 3, 4}) seen.set(e, 1);
+  upper.set(2, 1), upper.set(3, 1), upper.set(5 + 4, 1);
+  hmove.set(1, 1), hmove.set(2, 1), hmove.set(4, 1);
+  const Var live = tape.constant(Shape{1, 1}, dt, 1.0);
+  const auto after = [&](bool migrate) {
+    const amn::Banks banks{tape.input(upper), tape.constant(Shape{1, 2}, dt, 1.0)};
+    const Var all = amn::all_banks(tape.input(seen), banks.upper, migrate);
+    const amn::Banks moved = amn::move_entities(tape, banks, all, tape.input(hmove), live, migrate);
+    return std::pair{all.value().to_vector(),
+                     amn::all_banks(tape.input(seen), moved.upper, migrate).value().to_vector()};
+  };
+  // Copy: m_0 = seen; 1 and 4 join m_1 (from m_0), 2 joins m_2 (from m_1), and every bank keeps
+  // what it had.
+  const auto [copy_before, copy_after] = after(false);
+  CHECK(copy_before == std::vector<double>{0, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1});
+  CHECK(copy_after == std::vector<double>{0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 0, 1});
+  // Migrate: m_0 = seen minus the upper banks = {1}; 1 moves to m_1, 2 to m_2, 3 (H = 0) stays,
+  // 4 is in the top bank and stays; each entity in exactly one bank.
+  const auto [mig_before, mig_after] = after(true);
+  CHECK(mig_before == std::vector<double>{0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1});
+  CHECK(mig_after == std::vector<double>{0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0, 1});
+  // An unknown reading is an error naming the key.
+  nlohmann::json bad = tiny("surrogate");
+  bad["bank_moves"] = "teleport";
+  CHECK_THROWS_WITH_AS(Amn(bad, dt, 1), doctest::Contains("bank_moves must be one of"), Error);
+}
+
+TEST_CASE("amn gap 15: sampled migrating banks hold every seen entity exactly once, moving up") {
+  nlohmann::json c = tiny("sampled-decisions-loss-only");
+  c["max_banks"] = 4;
+  c["bank_moves"] = "migrate";
+  const int64_t v = 7, l = 4;
+  int moved = 0;
+  std::vector<int64_t> bank_of;  // [B, V]: the entity's bank after the previous sentence
+  for_each_sampled_step(c, [&](int64_t t, int64_t s, const Tensor& banks, const Tensor& exists,
+                               const std::vector<int>& in_story) {
+    if (t == 0 && s == 0) bank_of.assign(size_t(3 * v), -1);
+    for (int64_t e = 0; e < v; ++e) {
+      int64_t count = 0, bank = -1;
+      for (int64_t m = 0; m < l; ++m) {
+        const double x = banks.at((s * l + m) * v + e);
+        CHECK((x == 0 || x == 1));
+        if (x == 1) ++count, bank = m;
+      }
+      CHECK(count == in_story[size_t(e)]);  // each seen entity in exactly one bank
+      if (bank < 0) continue;
+      if (bank >= 1) CHECK(exists.at(s * (l - 1) + bank - 1) == 1);
+      int64_t& was = bank_of[size_t(s * v + e)];
+      const int64_t from = std::max<int64_t>(was, 0);  // a new entity enters m_0
+      CHECK(bank >= from);                             // never down
+      CHECK(bank <= from + 1);                         // one bank a sentence at most
+      moved += bank > from;
+      was = bank;
+    }
+  });
   CHECK(moved > 0);
 }
 

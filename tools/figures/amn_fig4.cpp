@@ -144,9 +144,9 @@ void panel_svg(std::ostringstream& out, const Story& st, const Panel& p, const L
   for (const auto& [e, rel] : lay.at) {
     const Point pt = at(e);
     const double s = p.strength[size_t(e)];
-    std::string tip = name_of(st, e) + ": s = " + svg_number(s, "%.3f") + "; in m_0";
-    for (int64_t m = 1; m < l; ++m)
-      if (member(p.banks, v, m, e)) tip += ", " + bank_label(m);
+    std::string tip = name_of(st, e) + ": s = " + svg_number(s, "%.3f") + "; in";
+    for (int64_t m = 0, n = 0; m < l; ++m)
+      if (member(p.banks, v, m, e)) tip += (n++ ? ", " : " ") + bank_label(m);
     const Examined x = answer ? examined_where(st, p, e) : Examined{};
     const int64_t in_read = x.bank;
     const double ps = x.ps;
@@ -277,9 +277,12 @@ std::string amn_fig4(const FigureInput& in) {
 
   int64_t seen = 0, examined = 0;
   for (int64_t e = 1; e < v; ++e) {
-    seen += member(answer.banks, v, 0, e);
-    for (int64_t m = 0; m < l; ++m)
+    bool held = false;  // in any bank: m_0 holds every entity unless entities migrate
+    for (int64_t m = 0; m < l; ++m) {
+      held = held || member(answer.banks, v, m, e);
       examined += answer.weights[size_t(m)] > 0 && member(answer.banks, v, m, e);
+    }
+    seen += held;
   }
   const std::string title =
       "Propagation over the word graph A after each sentence, and the "
