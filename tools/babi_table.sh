@@ -4,7 +4,7 @@
 # MemN2N | EncDec, plus the DNC paper's joint 10k column), and writes it as JSON (OUT_DIR/table.json).
 #   tools/babi_table.sh [OUT_DIR] [--model M] [--set en|en-10k] [--runs K] [--select valid|train]
 #                       [--seed S] [--tasks "T1 T2 ..."] [--jobs N] [--per-story] [--report-only]
-#                       [extra memgrad train flags...]
+#                       [--also DIR ...] [extra memgrad train flags...]
 # --model (default memn2n) is any model of the babi task (its registration picks the view it reads).
 # --per-story (EntNet) trains every task in per-story mode: --babi-view memory-story, one memory
 # pass per story answering all its questions (docs/entnet.md). A question whose story prefix is
@@ -29,6 +29,11 @@
 # that exist (missing tasks as "-", "complete": false in the JSON).
 # A run that fails (bad data: the loader names file and line) is reported with its log's last line;
 # the script then exits with the run's code (2 for bad input) and writes no table.
+# --also DIR (repeatable) adds the runs of another table of the same model and set (DIR/taskT and
+# DIR/taskT/seedS, e.g. trained with another learning rate) as candidates for the report: per task
+# the run of least validation (--select) error over OUT's seeds and every DIR's runs is kept,
+# ties to the lower seed and then to OUT; the seed column names the table a kept run came from and
+# table.json gives each kept run's directory. DIR's runs are never trained here.
 # For MemN2N on en the table also has the column it always had: Sukhbaatar et al.'s PE LS RN 1k.
 set -euo pipefail
 export LC_ALL=C
@@ -37,7 +42,7 @@ me="babi_table.sh"
 out="runs/babi-memn2n"
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then out=$1; shift; fi
 model=memn2n set=en runs=1 select=valid seed=1 jobs=1 report_only=0 tasks=$(seq 1 20)
-extra=()
+extra=() also=()
 need() { [ $# -ge 2 ] || { echo "$me: $1 takes a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,6 +54,7 @@ while [ $# -gt 0 ]; do
     --tasks) need "$@"; tasks=$2; shift 2 ;;
     --jobs) need "$@"; jobs=$2; shift 2 ;;
     --report-only) report_only=1; shift ;;
+    --also) need "$@"; also+=("${2%/}"); shift 2 ;;
     --per-story) extra+=(--babi-view memory-story); shift ;;
     --babi-set | --babi-task | --out)
       echo "$me: $1 is set by the script (use --set; one run per task)" >&2; exit 2 ;;
@@ -66,6 +72,9 @@ for t in $tasks; do
   case "$t" in [1-9] | 1[0-9] | 20) ;; *) echo "$me: --tasks takes task numbers 1-20, got '$t'" >&2; exit 2 ;; esac
 done
 [ -n "${tasks// /}" ] || { echo "$me: --tasks needs at least one task" >&2; exit 2; }
+for d in ${also[@]+"${also[@]}"}; do
+  [ -d "$d" ] || { echo "$me: --also $d: no such directory" >&2; exit 2; }
+done
 has_flag() { local f; for f in ${extra[@]+"${extra[@]}"}; do [ "$f" = "$1" ] && return 0; done; return 1; }
 if [ "$jobs" -gt 1 ] && ! has_flag --threads; then extra+=(--threads 1); fi
 bin="${MEMGRAD_BIN:-${MEMGRAD_BUILD_DIR:-build}/memgrad}"
@@ -155,25 +164,34 @@ with_pelsrn=0; [ "$model" = memn2n ] && [ "$set" = en ] && with_pelsrn=1
 colmean() { printf '%s\n' "$@" | awk -v skip="${skip:-0}" '{ if (NR != skip) { s += $1; n++ } } END { printf "%.2f", s / n }'; }
 colfail() { printf '%s\n' "$@" | awk -v skip="${skip:-0}" '{ if (NR != skip && $1 > 5.0) n++ } END { print n + 0 }'; }
 
-# ---- our column: per task the selected run
+# ---- our column: per task the selected run (OUT's seeds, then the runs of each --also table)
 other=train; [ "$select" = train ] && other=valid
-errors=() seeds=() secs=() daggers=() missing=0
+errors=() seeds=() secs=() daggers=() kept=() missing=0
 for t in $(seq 1 20); do
-  best="" key=""
+  cands=()
   for s in $(seq "$seed" $((seed + runs - 1))); do
-    m="$(run_dir "$t" "$s")/metrics.json"
-    [ -f "$m" ] || continue
-    if [ "$runs" -eq 1 ]; then best=$s; break; fi
-    k=$(printf "%09.3f %09.3f %06d" "$(field "$m" "${select}_mean_error")" "$(field "$m" "${other}_mean_error")" "$s")
-    if [ -z "$key" ] || [[ "$k" < "$key" ]]; then key=$k best=$s; fi
+    [ -f "$(run_dir "$t" "$s")/metrics.json" ] && cands+=("$(run_dir "$t" "$s")")
+  done
+  for d in ${also[@]+"${also[@]}"}; do
+    for r in "$d/task$t" "$d/task$t"/seed*; do [ -f "$r/metrics.json" ] && cands+=("$r"); done
+  done
+  best="" key=""
+  for i in ${cands[@]+"${!cands[@]}"}; do
+    r=${cands[$i]}
+    if [ "$runs" -eq 1 ] && [ ${#also[@]} -eq 0 ]; then best=$r; break; fi
+    k=$(printf "%09.3f %09.3f %06d %04d" "$(field "$r/metrics.json" "${select}_mean_error")" \
+      "$(field "$r/metrics.json" "${other}_mean_error")" "$(field "$r/config.json" seed)" "$i")
+    if [ -z "$key" ] || [[ "$k" < "$key" ]]; then key=$k best=$r; fi
   done
   if [ -z "$best" ]; then
-    errors+=("-") seeds+=("-") secs+=("-") daggers+=(0); missing=$((missing + 1)); continue
+    errors+=("-") seeds+=("-") secs+=("-") daggers+=(0) kept+=("-"); missing=$((missing + 1)); continue
   fi
-  m="$(run_dir "$t" "$best")/metrics.json"
-  errors+=("$(field "$m" mean_error)") seeds+=("$best")
-  sec=$(cat "$out/times/$(tag "$t" "$best")" 2>/dev/null || echo "-")
-  secs+=("$sec")
+  m="$best/metrics.json"
+  s=$(field "$best/config.json" seed)
+  errors+=("$(field "$m" mean_error)") seeds+=("$s") kept+=("$best")
+  table=$out
+  for d in ${also[@]+"${also[@]}"}; do case "$best" in "$d"/*) table=$d ;; esac; done
+  secs+=("$(cat "$table/times/$(tag "$t" "$s")" 2>/dev/null || echo "-")")
   if tr -d '\n ' < "$m" | grep -q '"train_sets":{"3":"en"'; then daggers+=(1); else daggers+=(0); fi
 done
 dag_task=0
@@ -182,10 +200,13 @@ mark() { [ "${daggers[$(($1-1))]}" -eq 1 ] && echo "$1 †" || echo "$1"; }
 
 # ---- the markdown table
 label="$model $set"
-if [ "$runs" -eq 1 ]; then label="$label, 1 run (seed $seed)"; else label="$label, best of $runs by $select error"; fi
+if [ ${#also[@]} -gt 0 ]; then
+  label="$label, best by $select error of $out's $runs seed(s) and the runs of ${also[*]}"
+elif [ "$runs" -eq 1 ]; then label="$label, 1 run (seed $seed)"; else label="$label, best of $runs by $select error"; fi
+seed_col=0; [ "$runs" -gt 1 ] || [ ${#also[@]} -gt 0 ] && seed_col=1
 hdr="| task | ours: $label | s |"
 sep="|---|---|---|"
-[ "$runs" -gt 1 ] && { hdr="$hdr seed |"; sep="$sep---|"; }
+[ "$seed_col" -eq 1 ] && { hdr="$hdr seed |"; sep="$sep---|"; }
 [ "$with_pelsrn" -eq 1 ] && { hdr="$hdr MemN2N PE LS RN 1k (paper, best of 10) |"; sep="$sep---|"; }
 echo "$hdr AMN | EntNet | DMN+ | MemN2N | EncDec | DNC (joint, mean±sd) |"
 echo "$sep---|---|---|---|---|---|"
@@ -193,13 +214,16 @@ for t in $(seq 1 20); do
   i=$((t-1))
   e=${errors[$i]}; [ "$e" = "-" ] || e=$(printf "%.1f" "$e")
   row="| $(mark "$t") | $e | ${secs[$i]} |"
-  [ "$runs" -gt 1 ] && row="$row ${seeds[$i]} |"
+  if [ "$seed_col" -eq 1 ]; then
+    from=""; case "${kept[$i]}" in "$out"/* | -) ;; *) from=" (${kept[$i]%/task*})" ;; esac
+    row="$row ${seeds[$i]}$from |"
+  fi
   [ "$with_pelsrn" -eq 1 ] && row="$row ${pelsrn[$i]} |"
   echo "$row ${amn[$i]} | ${entnet[$i]} | ${dmn[$i]} | ${memn2n[$i]} | ${encdec[$i]} | ${dnc[$i]} |"
 done
 ours_done=()
 for t in $(seq 1 20); do [ "${errors[$((t-1))]}" = "-" ] || ours_done+=("${errors[$((t-1))]}"); done
-blank=""; [ "$runs" -gt 1 ] && blank=" |"
+blank=""; [ "$seed_col" -eq 1 ] && blank=" |"
 pel_mean=""; [ "$with_pelsrn" -eq 1 ] && pel_mean=" $(colmean "${pelsrn[@]}") |"
 pel_fail=""; [ "$with_pelsrn" -eq 1 ] && pel_fail=" $(colfail "${pelsrn[@]}") |"
 if [ "$missing" -eq 0 ]; then
@@ -227,6 +251,7 @@ json="$out/table.json"
   printf '{\n  "model": "%s", "set": "%s", "runs": %d, "select": "%s", "first_seed": %d,\n' \
     "$model" "$set" "$runs" "$select" "$seed"
   printf '  "complete": %s, "wall_seconds_this_invocation": %s,\n' "$([ "$missing" -eq 0 ] && echo true || echo false)" "$wall"
+  printf '  "also": [%s],\n' "$(for d in ${also[@]+"${also[@]}"}; do printf '"%s",' "$d"; done | sed 's/,$//')"
   printf '  "extra_flags": "%s",\n' "$(printf '%s ' ${extra[@]+"${extra[@]}"} | sed 's/ $//; s/\\/\\\\/g; s/"/\\"/g')"
   printf '  "tasks": {\n'
   for t in $(seq 1 20); do
@@ -235,8 +260,9 @@ json="$out/table.json"
     sd=${seeds[$i]}; [ "$sd" = "-" ] && sd=null
     sc=${secs[$i]}; [ "$sc" = "-" ] && sc=null
     tr_set="$set"; [ "${daggers[$i]}" -eq 1 ] && tr_set=en
-    printf '    "%d": {"test_error": %s, "seed": %s, "wall_seconds": %s, "train_set": "%s", "dagger": %s}%s\n' \
-      "$t" "$e" "$sd" "$sc" "$tr_set" "$([ "${daggers[$i]}" -eq 1 ] && echo true || echo false)" "$([ "$t" -lt 20 ] && echo ,)"
+    rd=${kept[$i]}; [ "$rd" = "-" ] && rd=null || rd="\"$rd\""
+    printf '    "%d": {"test_error": %s, "seed": %s, "wall_seconds": %s, "train_set": "%s", "dagger": %s, "run": %s}%s\n' \
+      "$t" "$e" "$sd" "$sc" "$tr_set" "$([ "${daggers[$i]}" -eq 1 ] && echo true || echo false)" "$rd" "$([ "$t" -lt 20 ] && echo ,)"
   done
   printf '  },\n'
   printf '  "mean_error_20": %s,\n' "${our_mean:-null}"

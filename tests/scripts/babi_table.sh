@@ -3,8 +3,8 @@
 # 1 epoch per run): the table and its JSON for en (2 runs at once), EntNet per story (--per-story),
 # and en-10k (task 3 trained on
 # en's file, marked †, left out of the failed count, the 19-task mean); a second invocation keeps
-# every run; a malformed line stops the table with file:line and exit 2, writing no table; bad
-# options exit 2.
+# every run; --also lets a second table's runs compete by validation error; a malformed line stops
+# the table with file:line and exit 2, writing no table; bad options exit 2.
 #   tests/scripts/babi_table.sh MEMGRAD_BINARY
 set -euo pipefail
 export MEMGRAD_BIN=$1
@@ -57,6 +57,27 @@ tools/babi_table.sh "$tmp/en" --runs 2 --tasks "2 7" "${flags[@]}" > "$tmp/more.
 [ ! -e "$tmp/en/task3/seed2" ] && [ ! -e "$tmp/en/task2/seed1" ] || fail "trained more than asked"
 grep -q 'task 2 seed 1: kept .*/en/task2$' "$tmp/more.err" || fail "the one-run table's run was not reused"
 grep -q '"complete": true' "$tmp/en/table.json" || fail "the table with added seeds is not complete"
+# --also: a second table's runs (another learning rate) compete by validation error. Validation
+# and test errors are set by hand: task 2's lr table run validates better (kept, named in the seed
+# column and table.json), task 7's worse (OUT's seed 1 or 2 kept); no run is trained by --also.
+tools/babi_table.sh "$tmp/en-lr" --tasks "2 7" "${flags[@]}" --lr 0.05 > /dev/null 2> "$tmp/lr.err" ||
+  { cat "$tmp/lr.err"; fail "the lr table failed"; }
+set_errors() {  # run-dir valid test
+  sed -i "s/\"valid_mean_error\": *[0-9.eE+-]*/\"valid_mean_error\": $2/; s/\"mean_error\": *[0-9.eE+-]*/\"mean_error\": $3/" "$1/metrics.json"
+}
+for r in "$tmp/en/task2" "$tmp/en/task2/seed2"; do set_errors "$r" 40 41.5; done
+for r in "$tmp/en/task7" "$tmp/en/task7/seed2"; do set_errors "$r" 10 12.5; done
+set_errors "$tmp/en-lr/task2" 5 7.5
+set_errors "$tmp/en-lr/task7" 20 3.5
+tools/babi_table.sh "$tmp/en" --runs 2 --also "$tmp/en-lr/" --report-only > "$tmp/also.md" 2> "$tmp/also.err" ||
+  { cat "$tmp/also.err"; fail "--also failed"; }
+grep -q "^| 2 | 7.5 | [0-9.]* | 1 ($tmp/en-lr) |" "$tmp/also.md" || { cat "$tmp/also.md"; fail "task 2 did not keep the lr run"; }
+grep -q "^| 7 | 12.5 | [0-9.]* | [12] |" "$tmp/also.md" || { cat "$tmp/also.md"; fail "task 7 did not keep its own run"; }
+grep -q "\"2\": {\"test_error\": 7.5, [^}]*\"run\": \"$tmp/en-lr/task2\"}" "$tmp/en/table.json" ||
+  fail "table.json does not name the kept lr run"
+[ ! -e "$tmp/en-lr/task1" ] || fail "--also trained a run"
+rc=0; tools/babi_table.sh "$tmp/en" --also "$tmp/nowhere" --report-only > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "--also with a missing directory exited $rc, not 2"
 for bad in "--tasks 21" "--tasks x"; do
   rc=0; tools/babi_table.sh "$tmp/x" $bad > /dev/null 2>&1 || rc=$?
   [ "$rc" -eq 2 ] || fail "'$bad' exited $rc, not 2"
