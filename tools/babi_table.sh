@@ -166,7 +166,7 @@ colfail() { printf '%s\n' "$@" | awk -v skip="${skip:-0}" '{ if (NR != skip && $
 
 # ---- our column: per task the selected run (OUT's seeds, then the runs of each --also table)
 other=train; [ "$select" = train ] && other=valid
-errors=() seeds=() secs=() daggers=() kept=() missing=0
+errors=() seeds=() secs=() daggers=() kept=() sources=() missing=0
 for t in $(seq 1 20); do
   cands=()
   for s in $(seq "$seed" $((seed + runs - 1))); do
@@ -184,14 +184,16 @@ for t in $(seq 1 20); do
     if [ -z "$key" ] || [[ "$k" < "$key" ]]; then key=$k best=$r; fi
   done
   if [ -z "$best" ]; then
-    errors+=("-") seeds+=("-") secs+=("-") daggers+=(0) kept+=("-"); missing=$((missing + 1)); continue
+    errors+=("-") seeds+=("-") secs+=("-") daggers+=(0) kept+=("-") sources+=("$out")
+    missing=$((missing + 1)); continue
   fi
   m="$best/metrics.json"
   s=$(field "$best/config.json" seed)
   errors+=("$(field "$m" mean_error)") seeds+=("$s") kept+=("$best")
-  table=$out
-  for d in ${also[@]+"${also[@]}"}; do case "$best" in "$d"/*) table=$d ;; esac; done
-  secs+=("$(cat "$table/times/$(tag "$t" "$s")" 2>/dev/null || echo "-")")
+  source=$out  # the table the kept run belongs to
+  for d in ${also[@]+"${also[@]}"}; do case "$best" in "$d"/*) source=$d ;; esac; done
+  sources+=("$source")
+  secs+=("$(cat "$source/times/$(tag "$t" "$s")" 2>/dev/null || echo "-")")
   if tr -d '\n ' < "$m" | grep -q '"train_sets":{"3":"en"'; then daggers+=(1); else daggers+=(0); fi
 done
 dag_task=0
@@ -215,7 +217,7 @@ for t in $(seq 1 20); do
   e=${errors[$i]}; [ "$e" = "-" ] || e=$(printf "%.1f" "$e")
   row="| $(mark "$t") | $e | ${secs[$i]} |"
   if [ "$seed_col" -eq 1 ]; then
-    from=""; case "${kept[$i]}" in "$out"/* | -) ;; *) from=" (${kept[$i]%/task*})" ;; esac
+    from=""; [ "${sources[$i]}" = "$out" ] || from=" (${sources[$i]})"
     row="$row ${seeds[$i]}$from |"
   fi
   [ "$with_pelsrn" -eq 1 ] && row="$row ${pelsrn[$i]} |"

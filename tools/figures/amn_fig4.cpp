@@ -275,14 +275,13 @@ std::string amn_fig4(const FigureInput& in) {
   }
   answer.edges = graph;
 
+  // The story's entities are those in any bank (m_0 holds them all unless entities migrate).
+  const std::vector<int64_t> top = top_banks(answer.banks, l, v);
   int64_t seen = 0, examined = 0;
   for (int64_t e = 1; e < v; ++e) {
-    bool held = false;  // in any bank: m_0 holds every entity unless entities migrate
-    for (int64_t m = 0; m < l; ++m) {
-      held = held || member(answer.banks, v, m, e);
+    seen += top[size_t(e)] >= 0;
+    for (int64_t m = 0; m < l; ++m)
       examined += answer.weights[size_t(m)] > 0 && member(answer.banks, v, m, e);
-    }
-    seen += held;
   }
   const std::string title =
       "Propagation over the word graph A after each sentence, and the "
