@@ -112,7 +112,8 @@ struct ModelInfo {
   // ("adam"|"sgd"|"rmsprop"), lr, momentum, batch, iterations or epochs, clip_norm (global L2
   // norm), clip_norm_per_param (each parameter's gradient separately), clip_value,
   // lr_halve_every_epochs (0 = never), lr_decay_start and lr_decay_final (linear decay from that
-  // step to lr * lr_decay_final at the last step; start 0 = constant).
+  // step to lr * lr_decay_final at the last step; start 0 = constant), lr_cycle_epochs and
+  // lr_cycle_min (triangular cycles between lr_cycle_min and lr; 0 = none): engine/lr_schedule.hpp.
   nlohmann::json train_defaults;
   // Gradient checks (memgrad gradcheck --model NAME, and the test suite, which fails for a model
   // without them): tiny configs, one per variant worth checking (e.g. both fusion modes, cache on,

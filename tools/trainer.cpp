@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "engine/checkpoint.hpp"
+#include "engine/lr_schedule.hpp"
 #include "engine/quote.hpp"
 #include "engine/threads.hpp"
 #include "models/solved_model.hpp"
@@ -25,14 +26,15 @@ double ms_since(Clock::time_point t0) {
 }
 
 // Trainer keys every run has, with the values that mean "off"; a model's train_defaults override.
-const nlohmann::json kTrainBase = {{"optimizer", "adam"}, {"lr", 1e-3},
-                                   {"momentum", 0.0},     {"batch", 32},
-                                   {"iterations", 0},     {"epochs", 0},
-                                   {"clip_norm", 0.0},    {"clip_norm_per_param", 0.0},
-                                   {"clip_value", 0.0},   {"lr_halve_every_epochs", 0},
-                                   {"lr_decay_start", 0}, {"lr_decay_final", 0.1},
-                                   {"shards", 1},         {"patience", 0},
-                                   {"unroll", 1},         {"select_by", "score"}};
+const nlohmann::json kTrainBase = {{"optimizer", "adam"},  {"lr", 1e-3},
+                                   {"momentum", 0.0},      {"batch", 32},
+                                   {"iterations", 0},      {"epochs", 0},
+                                   {"clip_norm", 0.0},     {"clip_norm_per_param", 0.0},
+                                   {"clip_value", 0.0},    {"lr_halve_every_epochs", 0},
+                                   {"lr_decay_start", 0},  {"lr_decay_final", 0.1},
+                                   {"lr_cycle_epochs", 0}, {"lr_cycle_min", 0.0},
+                                   {"shards", 1},          {"patience", 0},
+                                   {"unroll", 1},          {"select_by", "score"}};
 
 // The keys every run has, with a model's recipe over them.
 nlohmann::json train_defaults(const ModelInfo& m) {
@@ -218,12 +220,16 @@ void check_recipe(const nlohmann::json& train) {
   MG_CHECK(momentum >= 0 && momentum < 1, flag("momentum"), " must be in [0, 1), got ", momentum);
   MG_CHECK(momentum == 0 || train.at("optimizer") != "adam", flag("momentum"),
            " applies to sgd and rmsprop; adam has its own moment estimates (beta1 0.9)");
-  for (const char* key : {"clip_norm", "clip_norm_per_param", "clip_value", "lr_decay_final"})
-    MG_CHECK(number(key) >= 0, flag(key), " must be >= 0 (0 = off), got ", number(key));
   for (const char* key :
-       {"iterations", "epochs", "lr_halve_every_epochs", "lr_decay_start", "patience"})
+       {"clip_norm", "clip_norm_per_param", "clip_value", "lr_decay_final", "lr_cycle_min"})
+    MG_CHECK(number(key) >= 0, flag(key), " must be >= 0 (0 = off), got ", number(key));
+  for (const char* key : {"iterations", "epochs", "lr_halve_every_epochs", "lr_decay_start",
+                          "lr_cycle_epochs", "patience"})
     MG_CHECK(train.at(key).get<int64_t>() >= 0, flag(key), " must be >= 0, got ",
              train.at(key).get<int64_t>());
+  MG_CHECK(train.at("lr_cycle_epochs").get<int64_t>() == 0 || number("lr_cycle_min") < number("lr"),
+           flag("lr_cycle_min"), " must be below lr (--lr ", number("lr"),
+           "), the peak of each cycle; got ", number("lr_cycle_min"));
   const std::string select_by = train.at("select_by").get<std::string>();
   MG_CHECK(select_by == "score" || select_by == "valid_loss", flag("select_by"),
            " must be score (the task's validation score) or valid_loss, got '", select_by, "'");
@@ -329,18 +335,17 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
 }
 
 double Trainer::current_lr(int64_t step) const {
-  double lr = config_.train.at("lr").get<double>();
-  const int64_t halve = config_.train.at("lr_halve_every_epochs").get<int64_t>();
-  if (halve > 0) lr *= std::pow(0.5, double((step / steps_per_epoch_) / halve));
-  // Linear decay from step lr_decay_start (0: none) to lr * lr_decay_final at the last step: a
-  // constant rate leaves the final parameters wherever the last noisy steps put them.
-  const int64_t start = config_.train.at("lr_decay_start").get<int64_t>();
-  if (start > 0 && step >= start && total_steps_ > start) {
-    const double final_factor = config_.train.at("lr_decay_final").get<double>();
-    const double t = double(step - start) / double(total_steps_ - start);
-    lr *= 1.0 - (1.0 - final_factor) * std::min(1.0, t);
-  }
-  return lr * model_->lr_multiplier();
+  const nlohmann::json& t = config_.train;
+  LrSchedule s;
+  s.lr = t.at("lr").get<double>();
+  s.steps_per_epoch = steps_per_epoch_;
+  s.total_steps = total_steps_;
+  s.halve_every_epochs = t.at("lr_halve_every_epochs").get<int64_t>();
+  s.decay_start = t.at("lr_decay_start").get<int64_t>();
+  s.decay_final = t.at("lr_decay_final").get<double>();
+  s.cycle_epochs = t.at("lr_cycle_epochs").get<int64_t>();
+  s.cycle_min = t.at("lr_cycle_min").get<double>();
+  return scheduled_lr(s, step) * model_->lr_multiplier();
 }
 
 size_t Trainer::tape_nodes() const {
