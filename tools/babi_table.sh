@@ -167,11 +167,13 @@ colfail() { printf '%s\n' "$@" | awk -v skip="${skip:-0}" '{ if (NR != skip && $
 # ---- our column: per task the selected run (OUT's seeds, then the runs of each --also table)
 other=train; [ "$select" = train ] && other=valid
 errors=() seeds=() secs=() daggers=() kept=() sources=() missing=0
+fewer=0  # tasks with fewer than K of OUT's seeds trained (the label says "up to K")
 for t in $(seq 1 20); do
   cands=()
   for s in $(seq "$seed" $((seed + runs - 1))); do
     [ -f "$(run_dir "$t" "$s")/metrics.json" ] && cands+=("$(run_dir "$t" "$s")")
   done
+  [ ${#cands[@]} -lt "$runs" ] && fewer=$((fewer + 1))
   for d in ${also[@]+"${also[@]}"}; do
     for r in "$d/task$t" "$d/task$t"/seed*; do [ -f "$r/metrics.json" ] && cands+=("$r"); done
   done
@@ -202,9 +204,12 @@ mark() { [ "${daggers[$(($1-1))]}" -eq 1 ] && echo "$1 †" || echo "$1"; }
 
 # ---- the markdown table
 label="$model $set"
+seeds_of="$runs seed(s)"; [ "$fewer" -gt 0 ] && [ "$runs" -gt 1 ] && seeds_of="up to $runs seeds a task"
 if [ ${#also[@]} -gt 0 ]; then
-  label="$label, best by $select error of $out's $runs seed(s) and the runs of ${also[*]}"
-elif [ "$runs" -eq 1 ]; then label="$label, 1 run (seed $seed)"; else label="$label, best of $runs by $select error"; fi
+  label="$label, best by $select error of $out's $seeds_of and the runs of ${also[*]}"
+elif [ "$runs" -eq 1 ]; then label="$label, 1 run (seed $seed)"
+elif [ "$fewer" -gt 0 ]; then label="$label, best of up to $runs a task by $select error"
+else label="$label, best of $runs by $select error"; fi
 seed_col=0; [ "$runs" -gt 1 ] || [ ${#also[@]} -gt 0 ] && seed_col=1
 hdr="| task | ours: $label | s |"
 sep="|---|---|---|"

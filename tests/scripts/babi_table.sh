@@ -57,6 +57,9 @@ tools/babi_table.sh "$tmp/en" --runs 2 --tasks "2 7" "${flags[@]}" > "$tmp/more.
 [ ! -e "$tmp/en/task3/seed2" ] && [ ! -e "$tmp/en/task2/seed1" ] || fail "trained more than asked"
 grep -q 'task 2 seed 1: kept .*/en/task2$' "$tmp/more.err" || fail "the one-run table's run was not reused"
 grep -q '"complete": true' "$tmp/en/table.json" || fail "the table with added seeds is not complete"
+# Tasks other than 2 and 7 have one seed of the two: the label must not claim two for every task.
+grep -q 'ours: memn2n en, best of up to 2 a task by valid error' "$tmp/more.md" ||
+  { grep 'ours:' "$tmp/more.md"; fail "the label claims 2 seeds for every task"; }
 # --also: a second table's runs (another learning rate) compete by validation error. Validation
 # and test errors are set by hand: task 2's lr table run validates better (kept, named in the seed
 # column and table.json), task 7's worse (OUT's seed 1 or 2 kept); no run is trained by --also.
@@ -71,6 +74,8 @@ set_errors "$tmp/en-lr/task2" 5 7.5
 set_errors "$tmp/en-lr/task7" 20 3.5
 tools/babi_table.sh "$tmp/en" --runs 2 --also "$tmp/en-lr/" --report-only > "$tmp/also.md" 2> "$tmp/also.err" ||
   { cat "$tmp/also.err"; fail "--also failed"; }
+grep -q "ours: memn2n en, best by valid error of $tmp/en's up to 2 seeds a task and the runs of" "$tmp/also.md" ||
+  { grep 'ours:' "$tmp/also.md"; fail "the --also label claims 2 seeds for every task"; }
 grep -q "^| 2 | 7.5 | [0-9.]* | 1 ($tmp/en-lr) |" "$tmp/also.md" || { cat "$tmp/also.md"; fail "task 2 did not keep the lr run"; }
 grep -q "^| 7 | 12.5 | [0-9.]* | [12] |" "$tmp/also.md" || { cat "$tmp/also.md"; fail "task 7 did not keep its own run"; }
 grep -q "\"2\": {\"test_error\": 7.5, [^}]*\"run\": \"$tmp/en-lr/task2\"}" "$tmp/en/table.json" ||
