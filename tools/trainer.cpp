@@ -10,7 +10,6 @@
 #include <mutex>
 
 #include "engine/checkpoint.hpp"
-#include "engine/lr_schedule.hpp"
 #include "engine/quote.hpp"
 #include "engine/threads.hpp"
 #include "models/solved_model.hpp"
@@ -318,6 +317,16 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
   const int64_t iterations = config_.train.at("iterations").get<int64_t>();
   total_steps_ = epochs > 0 ? epochs * steps_per_epoch_ : iterations;
   MG_CHECK(total_steps_ >= 1, "nothing to train: set --iterations N or --epochs N");
+  // The learning-rate schedule, read from the config once rather than at every step.
+  const nlohmann::json& t = config_.train;
+  schedule_.lr = t.at("lr").get<double>();
+  schedule_.steps_per_epoch = steps_per_epoch_;
+  schedule_.total_steps = total_steps_;
+  schedule_.halve_every_epochs = t.at("lr_halve_every_epochs").get<int64_t>();
+  schedule_.decay_start = t.at("lr_decay_start").get<int64_t>();
+  schedule_.decay_final = t.at("lr_decay_final").get<double>();
+  schedule_.cycle_epochs = t.at("lr_cycle_epochs").get<int64_t>();
+  schedule_.cycle_min = t.at("lr_cycle_min").get<double>();
   MG_CHECK(
       !dynamic_cast<SolvedModel*>(model_.get()) || (global_shards_ == 1 && steps_per_epoch_ > 1),
       "model ", config_.model,
@@ -335,17 +344,7 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
 }
 
 double Trainer::current_lr(int64_t step) const {
-  const nlohmann::json& t = config_.train;
-  LrSchedule s;
-  s.lr = t.at("lr").get<double>();
-  s.steps_per_epoch = steps_per_epoch_;
-  s.total_steps = total_steps_;
-  s.halve_every_epochs = t.at("lr_halve_every_epochs").get<int64_t>();
-  s.decay_start = t.at("lr_decay_start").get<int64_t>();
-  s.decay_final = t.at("lr_decay_final").get<double>();
-  s.cycle_epochs = t.at("lr_cycle_epochs").get<int64_t>();
-  s.cycle_min = t.at("lr_cycle_min").get<double>();
-  return scheduled_lr(s, step) * model_->lr_multiplier();
+  return scheduled_lr(schedule_, step) * model_->lr_multiplier();
 }
 
 size_t Trainer::tape_nodes() const {

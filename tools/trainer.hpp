@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/batch.hpp"
+#include "engine/lr_schedule.hpp"
 #include "engine/optimizer.hpp"
 #include "engine/tape.hpp"
 #include "models/model.hpp"
@@ -177,6 +178,7 @@ class Trainer {
   int64_t steps_per_epoch_;
   bool has_epochs_ = false;
   int64_t total_steps_;
+  LrSchedule schedule_;  // from the config and the step counts above
   double last_validation_loss_ = std::numeric_limits<double>::quiet_NaN();
 };
 
