@@ -29,6 +29,11 @@ const nlohmann::json kDefaults = {
     {"gate_bias", true},     // the official per-slot gate bias b_j; false: none, as the paper
     {"init_std", 0.1},       // N(0, 0.1^2) for E, U, V, W, H, R and the gate bias
     {"prelu_init", 1.0},     // the PReLU slopes' starting value (official 1; Torch's default 0.25)
+    // The story encoder's position mask at the start: "ones" (a plain bag of words, as the paper
+    // and the question's mask) or "normal", N(0, init_std^2), which is what the official code
+    // trains with: its reset() draws every weight from the normal and then sets to 1 only the
+    // modules named 'q_embed1' (the question's mask), not 's_embed1' (the story's).
+    {"story_mask_init", "ones"},
     // eps inside the norm of the per-slot normalisation h / sqrt(|h|^2 + eps); the official code
     // divides by |h| itself (and by 1 for a zero row).
     {"norm_eps", 1e-12},
@@ -63,12 +68,19 @@ EntNet::EntNet(const nlohmann::json& user, DType dtype, uint64_t seed)
            loss, "\"");
   sum_loss_ = loss == "sum";
   per_story_ = c.at("per_story").get<bool>();
+  const std::string story_mask_init = c.at("story_mask_init").get<std::string>();
+  MG_CHECK(story_mask_init == "ones" || story_mask_init == "normal", kName,
+           ": story_mask_init must be \"ones\" or \"normal\", got \"", story_mask_init, "\"");
 
   Rng rng(seed);
   const int64_t d = dim_;
   embed_ = &params_.add_normal("E", Shape{vocab_ + slots_, d}, init_std, rng);
-  story_mask_ = &params_.add("story_mask", Shape{sentence_len_, d});
-  story_mask_->value.fill(1.0);  // plain bag of words at the start
+  if (story_mask_init == "normal") {
+    story_mask_ = &params_.add_normal("story_mask", Shape{sentence_len_, d}, init_std, rng);
+  } else {
+    story_mask_ = &params_.add("story_mask", Shape{sentence_len_, d});
+    story_mask_->value.fill(1.0);  // plain bag of words at the start
+  }
   query_mask_ = &params_.add("query_mask", Shape{sentence_len_, d});
   query_mask_->value.fill(1.0);
   if (gate_bias_) bias_ = &params_.add_normal("gate_bias", Shape{slots_}, init_std, rng);

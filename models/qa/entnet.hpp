@@ -25,7 +25,8 @@
 //   "E"            [V + K, d]  the embedding; rows V .. V + K - 1 are the slots' keys w_j (the
 //                              official tied keys: keys are extra vocabulary entries embedded with
 //                              the same table), row 0 (nil) kept zero
-//   "story_mask"   [J, d]      multiplicative position mask f of the story encoder (init 1)
+//   "story_mask"   [J, d]      multiplicative position mask f of the story encoder (init 1;
+//                              "story_mask_init": "normal" draws it as the official code does)
 //   "query_mask"   [J, d]      the same for the question (init 1)
 //   "gate_bias"    [K]         the official per-slot gate bias b_j ("gate_bias": false drops it,
 //                              as the paper)

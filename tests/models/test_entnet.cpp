@@ -166,6 +166,29 @@ TEST_CASE("entnet: parameter count and the tied keys in E") {
   CHECK(model.params().get("E").value.shape() == Shape{v + k, d});
 }
 
+TEST_CASE("entnet: the story mask starts at ones, or as the official code at N(0, init_std^2)") {
+  auto stats = [](const Tensor& t) {  // mean and standard deviation of the entries
+    const std::vector<double> v = t.to_vector();
+    double sum = 0, sq = 0;
+    for (double x : v) sum += x, sq += x * x;
+    const double mean = sum / double(v.size());
+    return std::pair{mean, std::sqrt(sq / double(v.size()) - mean * mean)};
+  };
+  const nlohmann::json big = {{"sentence_len", 12}, {"embedding_dim", 100}};
+  EntNet ones(big, DType::f64, 5);
+  CHECK(stats(ones.params().get("story_mask").value) == std::pair{1.0, 0.0});
+  nlohmann::json official = big;
+  official["story_mask_init"] = "normal";
+  official["init_std"] = 0.2;
+  EntNet drawn(official, DType::f64, 5);
+  const auto [mean, sd] = stats(drawn.params().get("story_mask").value);
+  CHECK(std::abs(mean) < 0.03);  // 1,200 draws: the mean's sd is 0.2 / sqrt(1200) = 0.006
+  CHECK(sd == doctest::Approx(0.2).epsilon(0.1));
+  CHECK(stats(drawn.params().get("query_mask").value) == std::pair{1.0, 0.0});  // the question's: 1
+  CHECK_THROWS_WITH_AS(EntNet({{"story_mask_init", "zeros"}}, DType::f32, 1),
+                       doctest::Contains("story_mask_init"), Error);
+}
+
 TEST_CASE("entnet: the forward matches the equations written out with loops") {
   for (const char* variant : {"official", "no-gate-bias", "mean-loss-official-slopes"}) {
     CAPTURE(variant);
