@@ -34,6 +34,10 @@ const nlohmann::json kDefaults = {
     // trains with: its reset() draws every weight from the normal and then sets to 1 only the
     // modules named 'q_embed1' (the question's mask), not 's_embed1' (the story's).
     {"story_mask_init", "ones"},
+    // One set of PReLU slopes for the candidate and the output (true), as the official code (both
+    // modules are annotated 'prelu', and share_modules ties everything of one name) and the
+    // TensorFlow port (one alpha) train; false: two sets, "prelu" and "out_prelu".
+    {"shared_prelu", false},
     // eps inside the norm of the per-slot normalisation h / sqrt(|h|^2 + eps); the official code
     // divides by |h| itself (and by 1 for a zero row).
     {"norm_eps", 1e-12},
@@ -91,8 +95,12 @@ EntNet::EntNet(const nlohmann::json& user, DType dtype, uint64_t seed)
   prelu_ = &params_.add("prelu", Shape{d});
   prelu_->value.fill(prelu_init);
   h_ = &params_.add_normal("H", Shape{d, d}, init_std, rng);
-  out_prelu_ = &params_.add("out_prelu", Shape{d});
-  out_prelu_->value.fill(prelu_init);
+  if (c.at("shared_prelu").get<bool>()) {
+    out_prelu_ = prelu_;
+  } else {
+    out_prelu_ = &params_.add("out_prelu", Shape{d});
+    out_prelu_->value.fill(prelu_init);
+  }
   r_ = &params_.add_normal("R", Shape{d, vocab_}, init_std, rng);
   after_update();
 }
@@ -299,6 +307,8 @@ const bool kRegistered = [] {
   mean["prelu_init"] = 1.0;
   // Per story: the memory-story view's fields of the same sentences (padded stories and
   // question lists, two questions at one position).
+  nlohmann::json shared = check_config("shared-prelu");
+  shared["shared_prelu"] = true;
   nlohmann::json story = check_config("per-story");
   story["per_story"] = true;
   register_model(
@@ -315,7 +325,7 @@ const bool kRegistered = [] {
                           {"epochs", 200},
                           {"clip_norm", 40.0},
                           {"lr_halve_every_epochs", 25}},
-       .check_configs = {check_config("official"), paper, mean, story},
+       .check_configs = {check_config("official"), paper, mean, shared, story},
        .check_batch = qa::make_babi_story_check_batch,
        .task_settings = kTaskSettings});
   return true;

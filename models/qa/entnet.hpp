@@ -35,7 +35,8 @@
 //   "W"            [d, d]      candidate: the keys
 //   "prelu"        [d]         the candidate's PReLU slopes (init 1)
 //   "H"            [d, d]      output: the read memory
-//   "out_prelu"    [d]         the output's PReLU slopes (init 1)
+//   "out_prelu"    [d]         the output's PReLU slopes (init 1; absent with "shared_prelu": the
+//                              output then uses "prelu", as the official code)
 //   "R"            [d, V]      output: the answer scores over the real vocabulary (column 0 = nil
 //                              kept zero)
 // Forward (each step of models/qa/entnet.cpp is headed by its formula):

@@ -122,7 +122,9 @@ std::vector<double> reference_logits(EntNet& model, const Batch& batch) {
     const Vec rh = times(read, "H");
     Vec y(size_t(d), 0.0);
     for (int64_t x = 0; x < d; ++x)
-      y[size_t(x)] = prelu(q[size_t(x)] + rh[size_t(x)], p.get("out_prelu").value.at(x));
+      y[size_t(x)] =
+          prelu(q[size_t(x)] + rh[size_t(x)],
+                p.get(c.value("shared_prelu", false) ? "prelu" : "out_prelu").value.at(x));
     for (int64_t v = 0; v < vocab; ++v) {
       double l = 0;
       for (int64_t x = 0; x < d; ++x) l += y[size_t(x)] * mat("R", x, v, vocab);
@@ -164,6 +166,8 @@ TEST_CASE("entnet: parameter count and the tied keys in E") {
   EntNet paper({{"gate_bias", false}}, DType::f32, 1);
   CHECK(paper.params().count() == model.params().count() - k);
   CHECK(model.params().get("E").value.shape() == Shape{v + k, d});
+  EntNet shared({{"shared_prelu", true}}, DType::f32, 1);  // the official code's one set of slopes
+  CHECK(shared.params().count() == model.params().count() - d);
 }
 
 TEST_CASE("entnet: the story mask starts at ones, or as the official code at N(0, init_std^2)") {
@@ -190,7 +194,8 @@ TEST_CASE("entnet: the story mask starts at ones, or as the official code at N(0
 }
 
 TEST_CASE("entnet: the forward matches the equations written out with loops") {
-  for (const char* variant : {"official", "no-gate-bias", "mean-loss-official-slopes"}) {
+  for (const char* variant :
+       {"official", "no-gate-bias", "mean-loss-official-slopes", "shared-prelu"}) {
     CAPTURE(variant);
     EntNet model(tiny(variant), DType::f64, 7);
     const Batch batch = check_batch();
