@@ -305,10 +305,10 @@ const bool kRegistered = [] {
   nlohmann::json mean = check_config("mean-loss-official-slopes");
   mean["loss"] = "mean";
   mean["prelu_init"] = 1.0;
+  nlohmann::json shared = check_config("shared-prelu");  // the official code's one set of slopes
+  shared["shared_prelu"] = true;
   // Per story: the memory-story view's fields of the same sentences (padded stories and
   // question lists, two questions at one position).
-  nlohmann::json shared = check_config("shared-prelu");
-  shared["shared_prelu"] = true;
   nlohmann::json story = check_config("per-story");
   story["per_story"] = true;
   register_model(
