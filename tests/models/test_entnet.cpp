@@ -60,6 +60,8 @@ std::vector<double> reference_logits(EntNet& model, const Batch& batch) {
   const nlohmann::json c = model.config();
   const int64_t d = c["embedding_dim"], vocab = c["vocab_size"], k = c["memory_slots"];
   const bool bias = c["gate_bias"];
+  const char* out_slopes =
+      c["shared_prelu"].get<bool>() ? "prelu" : "out_prelu";  // one set, or two
   ParameterSet& p = model.params();
   auto mat = [&](const char* name, int64_t r, int64_t col, int64_t cols) {
     return p.get(name).value.at(r * cols + col);
@@ -122,9 +124,7 @@ std::vector<double> reference_logits(EntNet& model, const Batch& batch) {
     const Vec rh = times(read, "H");
     Vec y(size_t(d), 0.0);
     for (int64_t x = 0; x < d; ++x)
-      y[size_t(x)] =
-          prelu(q[size_t(x)] + rh[size_t(x)],
-                p.get(c.value("shared_prelu", false) ? "prelu" : "out_prelu").value.at(x));
+      y[size_t(x)] = prelu(q[size_t(x)] + rh[size_t(x)], p.get(out_slopes).value.at(x));
     for (int64_t v = 0; v < vocab; ++v) {
       double l = 0;
       for (int64_t x = 0; x < d; ++x) l += y[size_t(x)] * mat("R", x, v, vocab);
