@@ -30,6 +30,7 @@ const nlohmann::json kDefaults = {
     {"relevance_gate", "similarity"},  // Eq. 6 (gap 1): "similarity" or "literal"
     {"move_prob", "linear"},           // Eq. 12 (gap 2): "linear" or "strength"
     {"bank_moves", "copy"},            // Eq. 12 (gap 15): "copy" or "migrate"
+    {"encoder_state", "sentence"},     // gap 14: "sentence" (reset each sentence) or "story"
     {"bank_weighting", "learned"},     // Eq. 18 (gap 4): "learned", "learned-positive", "exp"
     {"bank_temp_init", 1.0},  // tau at the start (learned weightings; > 0 for learned-positive)
     {"ctrl_grad", "straight_through"},  // "straight_through" or "loss_only" (H detached)
@@ -95,6 +96,7 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   banks_ = layers::config_int(c, kName, "max_banks", 2);
   graph_.hops = layers::config_int(c, kName, "prop_hops");
   propagation_ = c.at("propagation").get<bool>();
+  carry_encoder_ = choice(c, "encoder_state", {"sentence", "story"}) == "story";
   graph_.recency = c.at("recency").get<double>();
   MG_CHECK(graph_.recency >= 0, kName, ": recency must be >= 0, got ", graph_.recency);
   relevance_decay_ = c.at("relevance_decay").get<double>();
@@ -182,8 +184,8 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
   const bool aux = opts.training;
   const Structures st =
       build_structures(tape, in.story, in.memory_mask, in.query, &in.answer, v, graph_, scratch_);
-  const Encoded enc =
-      encode(tape, *enc_, tape.param(*p_.embed), tape.input(in.story), tape.input(in.query), st);
+  const Encoded enc = encode(tape, *enc_, tape.param(*p_.embed), tape.input(in.story),
+                             tape.input(in.query), st, carry_encoder_);
   const Var au_input = au_->project_inputs(enc.last);  // [B, T, 3d]
   const Var q = enc.question;
 
@@ -311,6 +313,8 @@ const bool kRegistered = [] {
   positive["bank_temp_init"] = 0.6;  // theta = log 0.6: d tau / d theta = 0.6, not 1
   nlohmann::json migrate = check_config("surrogate-migrate");
   migrate["bank_moves"] = "migrate";
+  nlohmann::json story_encoder = check_config("surrogate-story-encoder");
+  story_encoder["encoder_state"] = "story";
   nlohmann::json sampled = check_config("sampled-decisions-loss-only");
   sampled["decisions"] = "sample";
   sampled["ctrl_grad"] = "loss_only";
@@ -328,7 +332,7 @@ const bool kRegistered = [] {
                           {"batch", 32},
                           {"epochs", 100},
                           {"clip_norm", 40.0}},
-       .check_configs = {check_config("surrogate"), alt, positive, migrate, sampled},
+       .check_configs = {check_config("surrogate"), alt, positive, migrate, story_encoder, sampled},
        .check_batch = qa::make_babi_check_batch});
   return true;
 }();

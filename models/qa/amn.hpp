@@ -75,7 +75,12 @@
 //  12. Pi_move has no target in the paper ("secondary loss from Pi_new, Pi_move" without a
 //      formula): L_move = KL(p_i || E[s_i]) over the seen entities, "move_loss" 1.
 //  13. s^0 ("Xavier normal"): sigmoid of a learned per-word parameter s0 [V], Xavier-normal init.
-//  14. The encoder GRU's state starts at zero in every sentence; padding words leave it unchanged.
+//  14. The encoder's state across sentences: §4.1's accumulation GRU "captures the entity states
+//      through time" and Eq. 2 chains w_{i-1} without saying where a sentence starts.
+//      "encoder_state": "sentence" (the default, the results before 2026-11-28) starts it at zero
+//      in every sentence; "story" runs it on through the story window's sentences, so that w_N
+//      and D carry the sentences before (who "she" or "they" is). Padding words leave it
+//      unchanged either way; the question's encoding always starts from zero.
 //  15. Does Pi_move copy or move? §3 and §4.2.2 say "copies" and "the same node can exist in two
 //      different memory banks"; §4.2.2 item 4 speaks of entities that "have migrated to another
 //      bank" and of nodes "removed from a path" when "transferred across banks", and §5's
@@ -126,7 +131,8 @@ class Amn : public Model {
  private:
   nlohmann::json config_;
   int64_t vocab_, sentence_len_, dim_, banks_, decode_banks_;
-  bool propagation_ = true;  // "propagation": Pi_prop on (false: the ablation)
+  bool propagation_ = true;     // "propagation": Pi_prop on (false: the ablation)
+  bool carry_encoder_ = false;  // "encoder_state" "story" (gap 14)
   qa::amn::Settings settings_;
   qa::AmnGraphOptions graph_;
   double relevance_decay_ = 1;

@@ -5,40 +5,49 @@
 namespace memgrad::qa::amn {
 namespace {
 
-const char kOutputs = 0;  // key of the step outputs' scratch list
+const char kOutputs = 0;  // keys of the step outputs' and the segment ends' scratch lists
+const char kEnds = 0;
 
 // w_i = GRU(u_i, w_{i-1}) over J words of N rows, w_0 = 0; a nil word leaves the state and
 // outputs zero. xw [N, J, 3d] (inputs already projected), live [N, J, 1]. Returns the outputs
-// [N, J, d] and the last state [N, d].
-std::pair<Var, Var> run(Tape& tape, const GruCell& gru, Var xw, Var live) {
+// [N, J, d] and the state after every `every` words [N, J / every, d] (every = J: the last).
+std::pair<Var, Var> run(Tape& tape, const GruCell& gru, Var xw, Var live, int64_t every) {
   const int64_t n = xw.shape()[0], j = xw.shape()[1], d = gru.hidden();
   Var h = gru.zero_state(tape, n, xw.dtype());
   std::vector<Var>& outs = tape.var_scratch(&kOutputs);
+  std::vector<Var>& ends = tape.var_scratch(&kEnds);
   outs.clear();
+  ends.clear();
   for (int64_t w = 0; w < j; ++w) {
     const Var on = reshape(slice(live, 1, w, 1), Shape{n, 1});
     const Var fresh = gru.step_projected(tape, reshape(slice(xw, 1, w, 1), Shape{n, 3 * d}), h);
     h = where(on, fresh, h);
     outs.push_back(mul(fresh, on));
+    if ((w + 1) % every == 0) ends.push_back(h);
   }
-  return {stack(outs, 1), h};
+  return {stack(outs, 1), stack(ends, 1)};
 }
 
 }  // namespace
 
 Encoded encode(Tape& tape, const GruCell& gru, Var table, Var story_ids, Var query_ids,
-               const Structures& st) {
+               const Structures& st, bool carry_state) {
   const int64_t b = story_ids.shape()[0], t = story_ids.shape()[1], j = story_ids.shape()[2];
   const int64_t d = gru.hidden();
-  // (1) u_i = EMBED(w_i);  (2) w_i = GRU(u_i, w_{i-1}) for every sentence at once: [B T, J, d].
-  const Var u = gather_rows(table, reshape(story_ids, Shape{b * t, j}));
-  auto [words, last] =
-      run(tape, gru, gru.project_inputs(u), reshape(st.word_live, Shape{b * t, j, 1}));
+  // (1) u_i = EMBED(w_i);  (2) w_i = GRU(u_i, w_{i-1}): every sentence from a zero state at once
+  // ([B T, J] rows of J words), or with carry_state each story as one run over its T J words
+  // ([B, T J]), w_N of sentence t being the state after its last word (gap 14).
+  const int64_t rows = carry_state ? b : b * t, steps = carry_state ? t * j : j;
+  const Var u = gather_rows(table, reshape(story_ids, Shape{rows, steps}));
+  auto [words, ends] =
+      run(tape, gru, gru.project_inputs(u), reshape(st.word_live, Shape{rows, steps, 1}), j);
   // (3) D[id] += w_i happens sentence by sentence in the model (it needs the words of sentence t).
-  // (4) w_j = GRU(u_j, w_{j-1}) over the question, the same GRU, no accumulation.
+  // (4) w_j = GRU(u_j, w_{j-1}) over the question, the same GRU, from zero, no accumulation.
   const Var uq = gather_rows(table, query_ids);
-  const Var question = run(tape, gru, gru.project_inputs(uq), st.query_live).second;
-  return {reshape(words, Shape{b, t, j, d}), reshape(last, Shape{b, t, d}), question};
+  const Var question =
+      run(tape, gru, gru.project_inputs(uq), st.query_live, query_ids.shape()[1]).second;
+  return {reshape(words, Shape{b, t, j, d}), reshape(ends, Shape{b, t, d}),
+          reshape(question, Shape{b, d})};
 }
 
 }  // namespace memgrad::qa::amn

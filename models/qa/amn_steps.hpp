@@ -64,14 +64,15 @@ Structures build_structures(Tape& tape, const Tensor& story, const Tensor& mask,
                             const Tensor& query, const Tensor* answer, int64_t vocab,
                             const AmnGraphOptions& graph, Scratch& scratch);
 
-// Eqs. 1-4.
+// Eqs. 1-4. carry_state false: the encoder starts every sentence from zero; true: its state runs
+// on through the story's sentences (gap 14).
 struct Encoded {
   Var words;     // [B, T, J, d]  GRU outputs (zero on nil words)
   Var last;      // [B, T, d]     w_N of every sentence
   Var question;  // [B, d]        w_Nq
 };
 Encoded encode(Tape& tape, const GruCell& gru, Var table, Var story_ids, Var query_ids,
-               const Structures& st);
+               const Structures& st, bool carry_state = false);
 
 // Eqs. 5-8: one SGRU step for entity states w [B, V, d], question q [B, d], strengths s [B, V].
 Var strength_step(Tape& tape, const Params& p, const Settings& set, Var w, Var q, Var s);

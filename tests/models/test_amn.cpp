@@ -379,27 +379,42 @@ TEST_CASE("amn gap 12: the auxiliary losses are added in training only, with the
   CHECK(full > with_move);
 }
 
-TEST_CASE("amn gap 14: a nil word leaves the encoder's state and adds no output") {
-  ParameterSet ps(DType::f64);
-  Rng rng(6);
-  GruCell gru(ps, "enc", 3, 3, rng);
+// The encoder of the gap-14 tests (d = 3, 7 words) and what it makes of a story of B samples,
+// T sentences of 3 words each (all real), with the question "2 4 nil".
+struct EncoderRig {
+  ParameterSet ps{DType::f64};
+  Rng rng{6};
+  GruCell gru{ps, "enc", 3, 3, rng};
   Parameter& table = ps.add_uniform("E", Shape{7, 3}, -1, 1, rng);
-  // Two samples of one sentence: "3 5 nil" and "3 nil 5"; question "2 4 nil".
-  Tensor story = Tensor::zeros(Shape{2, 1, 3}, DType::f64),
-         mask = Tensor::zeros(Shape{2, 1}, DType::f64),
-         query = Tensor::zeros(Shape{2, 3}, DType::f64),
-         answer = Tensor::zeros(Shape{2}, DType::f64);
-  for (double x : {0, 1}) mask.set(int64_t(x), 1), answer.set(int64_t(x), 1);
-  story.set(0, 3), story.set(1, 5), story.set(3, 3), story.set(5, 5);
-  for (int64_t s = 0; s < 2; ++s) query.set(s * 3, 2), query.set(s * 3 + 1, 4);
-  Tape tape;
-  amn::Scratch scratch;
-  const amn::Structures st =
-      amn::build_structures(tape, story, mask, query, &answer, 7, {}, scratch);
-  const amn::Encoded enc =
-      amn::encode(tape, gru, tape.param(table), tape.input(story), tape.input(query), st);
-  const std::vector<double> last = enc.last.value().to_vector();    // [2, 1, 3]
-  const std::vector<double> words = enc.words.value().to_vector();  // [2, 1, 3, 3]
+
+  struct Out {
+    std::vector<double> last, words, question;  // [B, T, 3], [B, T, 3, 3], [B, 3]
+  };
+  Out encode(const std::vector<double>& ids, int64_t b, int64_t t, bool carry) {
+    Tensor story = Tensor::zeros(Shape{b, t, 3}, DType::f64),
+           mask = Tensor::zeros(Shape{b, t}, DType::f64),
+           query = Tensor::zeros(Shape{b, 3}, DType::f64),
+           answer = Tensor::zeros(Shape{b}, DType::f64);
+    mask.fill(1.0);
+    answer.fill(1.0);
+    for (size_t k = 0; k < ids.size(); ++k) story.set(int64_t(k), ids[k]);
+    for (int64_t s = 0; s < b; ++s) query.set(s * 3, 2), query.set(s * 3 + 1, 4);
+    Tape tape;
+    amn::Scratch scratch;
+    const amn::Structures st =
+        amn::build_structures(tape, story, mask, query, &answer, 7, {}, scratch);
+    const amn::Encoded enc =
+        amn::encode(tape, gru, tape.param(table), tape.input(story), tape.input(query), st, carry);
+    return {enc.last.value().to_vector(), enc.words.value().to_vector(),
+            enc.question.value().to_vector()};
+  }
+};
+
+TEST_CASE("amn gap 14: a nil word leaves the encoder's state and adds no output") {
+  EncoderRig rig;
+  // Two samples of one sentence: "3 5 nil" and "3 nil 5".
+  const EncoderRig::Out enc = rig.encode({3, 5, 0, 3, 0, 5}, 2, 1, false);
+  const std::vector<double>&last = enc.last, &words = enc.words;
   for (int64_t x = 0; x < 3; ++x) {
     CHECK(last[size_t(x)] == doctest::Approx(last[size_t(3 + x)]).epsilon(1e-14));
     CHECK(words[size_t(2 * 3 + x)] == 0.0);           // sample 0, word 2 (nil)
@@ -407,8 +422,34 @@ TEST_CASE("amn gap 14: a nil word leaves the encoder's state and adds no output"
     CHECK(words[size_t(x)] == words[size_t(9 + x)]);  // the first words agree
   }
   CHECK(last[0] != 0.0);
-  const std::vector<double> q = enc.question.value().to_vector();
-  CHECK(q[0] == q[3]);
+  CHECK(enc.question[0] == enc.question[3]);
+}
+
+TEST_CASE("amn gap 14: encoder_state story runs the encoder on through the sentences") {
+  EncoderRig rig;
+  // Two samples of two sentences: "3 5 nil | 4 6 nil" and "3 nil 5 | 2 6 nil".
+  std::vector<double> ids = {3, 5, 0, 4, 6, 0, 3, 0, 5, 2, 6, 0};
+  const EncoderRig::Out reset = rig.encode(ids, 2, 2, false), carried = rig.encode(ids, 2, 2, true);
+  for (int64_t x = 0; x < 3; ++x) {
+    // The first sentence starts from zero either way; the question always does.
+    CHECK(carried.last[size_t(x)] == doctest::Approx(reset.last[size_t(x)]).epsilon(1e-14));
+    CHECK(carried.question[size_t(x)] == reset.question[size_t(x)]);
+    // Sample 0's second sentence hears the first only when the state is carried: it is not
+    // GRU("4 6") from zero.
+    CHECK(std::abs(carried.last[size_t(3 + x)] - reset.last[size_t(3 + x)]) > 1e-6);
+    CHECK(std::abs(carried.words[size_t(9 + x)] - reset.words[size_t(9 + x)]) > 1e-6);
+    // Nil words leave the carried state unchanged and output zero: the first sentences
+    // "3 5 nil" and "3 nil 5" hand the same state on.
+    CHECK(carried.words[size_t(2 * 3 + x)] == 0.0);
+    CHECK(carried.words[size_t(18 + 3 + x)] == 0.0);
+    CHECK(carried.last[size_t(x)] == doctest::Approx(carried.last[size_t(6 + x)]).epsilon(1e-14));
+  }
+  // Sample 1's second sentence differs from sample 0's only in its first word (2 against 4):
+  // made 4, it ends in the same carried state as sample 0's.
+  ids[9] = 4;
+  const std::vector<double> same = rig.encode(ids, 2, 2, true).last;
+  for (int64_t x = 0; x < 3; ++x)
+    CHECK(same[size_t(3 + x)] == doctest::Approx(same[size_t(6 + 3 + x)]).epsilon(1e-14));
 }
 
 TEST_CASE(
@@ -554,6 +595,10 @@ TEST_CASE("amn: bad config values and word ids are errors naming the model") {
   c["relevance_gate"] = "cosine";
   CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1),
                        doctest::Contains("amn: relevance_gate must be one of"), Error);
+  c = tiny();
+  c["encoder_state"] = "document";
+  CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1),
+                       doctest::Contains("amn: encoder_state must be one of"), Error);
   c = tiny();
   c["decode_banks"] = 9;
   CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1), doctest::Contains("decode_banks must be in [0, 3]"),
