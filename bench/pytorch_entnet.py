@@ -3,10 +3,11 @@
 
 The model computes the same function, at the same dims and with the same parameter count, as
 memgrad's "entnet" (models/qa/entnet.hpp): embedding E [V + K, d] whose last K rows are the slots'
-keys, multiplicative position masks for story and question, gate sigmoid(s.h + s.w + b), PReLU
-candidate (h U + b_U + s V + w W), per-slot normalisation, padding sentences leaving h unchanged,
-output PReLU(q + u H) R with softmax attention of q over the slots, cross-entropy summed over the
-batch. Training step as memgrad's trainer with the entnet recipe: Adam (lr 0.01, betas 0.9/0.999,
+keys, multiplicative position masks for story and question (the story's drawn, the question's
+ones), gate sigmoid(s.h + s.w + b), PReLU candidate (h U + b_U + s V + w W), per-slot
+normalisation, padding sentences leaving h unchanged, output PReLU(q + u H) R with the candidate's
+slopes (one set, as memgrad's default and the official code) and softmax attention of q over the
+slots, cross-entropy summed over the batch. Training step as memgrad's trainer with the entnet recipe: Adam (lr 0.01, betas 0.9/0.999,
 eps 1e-8), gradients clipped to global norm 40, nil row of E and nil column of R re-zeroed.
 
 Batches are drawn from the real bAbI training file, as memgrad's babi task draws them: 32
@@ -95,13 +96,12 @@ class EntNet(nn.Module):
         def normal(*shape):
             return nn.Parameter(torch.randn(*shape) * std)
         self.E = normal(vocab + slots, dim)
-        self.story_mask = nn.Parameter(torch.ones(sentence_len, dim))
+        self.story_mask = normal(sentence_len, dim)
         self.query_mask = nn.Parameter(torch.ones(sentence_len, dim))
         self.gate_bias = normal(slots)
         self.U, self.U_b, self.V, self.W = normal(dim, dim), normal(dim), normal(dim, dim), normal(dim, dim)
         self.prelu = nn.Parameter(torch.ones(dim))
         self.H = normal(dim, dim)
-        self.out_prelu = nn.Parameter(torch.ones(dim))
         self.R = normal(dim, vocab)
         self.zero_nil()
 
@@ -127,7 +127,7 @@ class EntNet(nn.Module):
             h = torch.where(mask[:, t].view(B, 1, 1) > 0, fresh, h)
         p = torch.softmax(torch.bmm(h, q.unsqueeze(2)).squeeze(2), dim=1)
         u = torch.bmm(p.unsqueeze(1), h).squeeze(1)
-        y = prelu(q + u @ self.H, self.out_prelu)
+        y = prelu(q + u @ self.H, self.prelu)
         return F.cross_entropy(y @ self.R, answer, reduction="sum")
 
 

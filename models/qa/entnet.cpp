@@ -29,15 +29,17 @@ const nlohmann::json kDefaults = {
     {"gate_bias", true},     // the official per-slot gate bias b_j; false: none, as the paper
     {"init_std", 0.1},       // N(0, 0.1^2) for E, U, V, W, H, R and the gate bias
     {"prelu_init", 1.0},     // the PReLU slopes' starting value (official 1; Torch's default 0.25)
-    // The story encoder's position mask at the start: "ones" (a plain bag of words, as the paper
-    // and the question's mask) or "normal", N(0, init_std^2), which is what the official code
-    // trains with: its reset() draws every weight from the normal and then sets to 1 only the
-    // modules named 'q_embed1' (the question's mask), not 's_embed1' (the story's).
-    {"story_mask_init", "ones"},
+    // The story encoder's position mask at the start: "normal", N(0, init_std^2), which is what
+    // the official code trains with (its reset() draws every weight from the normal and then sets
+    // to 1 only the modules named 'q_embed1', the question's mask, not 's_embed1', the story's);
+    // "ones": a plain bag of words, as the paper and the question's mask (the default, and every
+    // table, before 2026-11-28).
+    {"story_mask_init", "normal"},
     // One set of PReLU slopes for the candidate and the output (true), as the official code (both
     // modules are annotated 'prelu', and share_modules ties everything of one name) and the
-    // TensorFlow port (one alpha) train; false: two sets, "prelu" and "out_prelu".
-    {"shared_prelu", false},
+    // TensorFlow port (one alpha) train; false: two sets, "prelu" and "out_prelu" (the default
+    // before 2026-11-28).
+    {"shared_prelu", true},
     // eps inside the norm of the per-slot normalisation h / sqrt(|h|^2 + eps); the official code
     // divides by |h| itself (and by 1 for a zero row).
     {"norm_eps", 1e-12},
@@ -305,8 +307,8 @@ const bool kRegistered = [] {
   nlohmann::json mean = check_config("mean-loss-official-slopes");
   mean["loss"] = "mean";
   mean["prelu_init"] = 1.0;
-  nlohmann::json shared = check_config("shared-prelu");  // the official code's one set of slopes
-  shared["shared_prelu"] = true;
+  nlohmann::json two = check_config("two-prelus");  // a set of slopes each, as before 2026-11-28
+  two["shared_prelu"] = false;
   // Per story: the memory-story view's fields of the same sentences (padded stories and
   // question lists, two questions at one position).
   nlohmann::json story = check_config("per-story");
@@ -325,7 +327,7 @@ const bool kRegistered = [] {
                           {"epochs", 200},
                           {"clip_norm", 40.0},
                           {"lr_halve_every_epochs", 25}},
-       .check_configs = {check_config("official"), paper, mean, shared, story},
+       .check_configs = {check_config("official"), paper, mean, two, story},
        .check_batch = qa::make_babi_story_check_batch,
        .task_settings = kTaskSettings});
   return true;

@@ -25,18 +25,20 @@
 //   "E"            [V + K, d]  the embedding; rows V .. V + K - 1 are the slots' keys w_j (the
 //                              official tied keys: keys are extra vocabulary entries embedded with
 //                              the same table), row 0 (nil) kept zero
-//   "story_mask"   [J, d]      multiplicative position mask f of the story encoder (init 1;
-//                              "story_mask_init": "normal" draws it as the official code does)
+//   "story_mask"   [J, d]      multiplicative position mask f of the story encoder (drawn from
+//                              N(0, init_std^2) as the official code does; "story_mask_init":
+//                              "ones" starts it at 1)
 //   "query_mask"   [J, d]      the same for the question (init 1)
 //   "gate_bias"    [K]         the official per-slot gate bias b_j ("gate_bias": false drops it,
 //                              as the paper)
 //   "U", "U.b"     [d, d], [d] candidate: memories (with bias)
 //   "V"            [d, d]      candidate: the sentence
 //   "W"            [d, d]      candidate: the keys
-//   "prelu"        [d]         the candidate's PReLU slopes (init 1)
+//   "prelu"        [d]         the candidate's PReLU slopes (init 1); the output's too, as the
+//                              official code ("shared_prelu", the default)
 //   "H"            [d, d]      output: the read memory
-//   "out_prelu"    [d]         the output's PReLU slopes (init 1; absent with "shared_prelu": the
-//                              output then uses "prelu", as the official code)
+//   "out_prelu"    [d]         the output's own PReLU slopes (init 1), only with "shared_prelu"
+//                              false
 //   "R"            [d, V]      output: the answer scores over the real vocabulary (column 0 = nil
 //                              kept zero)
 // Forward (each step of models/qa/entnet.cpp is headed by its formula):

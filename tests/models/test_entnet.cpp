@@ -159,18 +159,19 @@ Batch with_extra_slot(const Batch& in) {
 
 TEST_CASE("entnet: parameter count and the tied keys in E") {
   // Official bAbI sizes: V words + K keys rows of E, two masks J x d, U V W H d x d, U's bias,
-  // two PReLUs, R d x V, the gate bias K.
+  // one set of PReLU slopes (the official code's, shared by the candidate and the output), R d x V,
+  // the gate bias K.
   const int64_t v = 20, j = 6, d = 100, k = 20;
   EntNet model(nlohmann::json::object(), DType::f32, 1);
-  CHECK(model.params().count() == (v + k) * d + 2 * j * d + 4 * d * d + 3 * d + d * v + k);
+  CHECK(model.params().count() == (v + k) * d + 2 * j * d + 4 * d * d + 2 * d + d * v + k);
   EntNet paper({{"gate_bias", false}}, DType::f32, 1);
   CHECK(paper.params().count() == model.params().count() - k);
   CHECK(model.params().get("E").value.shape() == Shape{v + k, d});
-  EntNet shared({{"shared_prelu", true}}, DType::f32, 1);  // the official code's one set of slopes
-  CHECK(shared.params().count() == model.params().count() - d);
+  EntNet two({{"shared_prelu", false}}, DType::f32, 1);  // a set of slopes each
+  CHECK(two.params().count() == model.params().count() + d);
 }
 
-TEST_CASE("entnet: the story mask starts at ones, or as the official code at N(0, init_std^2)") {
+TEST_CASE("entnet: the story mask starts as the official code at N(0, init_std^2), or at ones") {
   auto stats = [](const Tensor& t) {  // mean and standard deviation of the entries
     const std::vector<double> v = t.to_vector();
     double sum = 0, sq = 0;
@@ -179,10 +180,11 @@ TEST_CASE("entnet: the story mask starts at ones, or as the official code at N(0
     return std::pair{mean, std::sqrt(sq / double(v.size()) - mean * mean)};
   };
   const nlohmann::json big = {{"sentence_len", 12}, {"embedding_dim", 100}};
-  EntNet ones(big, DType::f64, 5);
+  nlohmann::json bag = big;
+  bag["story_mask_init"] = "ones";
+  EntNet ones(bag, DType::f64, 5);
   CHECK(stats(ones.params().get("story_mask").value) == std::pair{1.0, 0.0});
-  nlohmann::json official = big;
-  official["story_mask_init"] = "normal";
+  nlohmann::json official = big;  // the default
   official["init_std"] = 0.2;
   EntNet drawn(official, DType::f64, 5);
   const auto [mean, sd] = stats(drawn.params().get("story_mask").value);
@@ -195,7 +197,7 @@ TEST_CASE("entnet: the story mask starts at ones, or as the official code at N(0
 
 TEST_CASE("entnet: the forward matches the equations written out with loops") {
   for (const char* variant :
-       {"official", "no-gate-bias", "mean-loss-official-slopes", "shared-prelu"}) {
+       {"official", "no-gate-bias", "mean-loss-official-slopes", "two-prelus"}) {
     CAPTURE(variant);
     EntNet model(tiny(variant), DType::f64, 7);
     const Batch batch = check_batch();
