@@ -7,8 +7,9 @@ keys, multiplicative position masks for story and question (the story's drawn, t
 ones), gate sigmoid(s.h + s.w + b), PReLU candidate (h U + b_U + s V + w W), per-slot
 normalisation, padding sentences leaving h unchanged, output PReLU(q + u H) R with the candidate's
 slopes (one set, as memgrad's default and the official code) and softmax attention of q over the
-slots, cross-entropy summed over the batch. Training step as memgrad's trainer with the entnet recipe: Adam (lr 0.01, betas 0.9/0.999,
-eps 1e-8), gradients clipped to global norm 40, nil row of E and nil column of R re-zeroed.
+slots, cross-entropy summed over the batch. Training step as memgrad's trainer with the entnet
+recipe: Adam (lr 0.01, betas 0.9/0.999, eps 1e-8), gradients clipped to global norm 40, nil row of
+E and nil column of R re-zeroed.
 
 Batches are drawn from the real bAbI training file, as memgrad's babi task draws them: 32
 questions sampled with replacement from the first 90 % of the file, each with the last 70
