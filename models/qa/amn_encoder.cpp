@@ -25,7 +25,8 @@ std::pair<Var, Var> run(Tape& tape, const GruCell& gru, Var xw, Var live, int64_
     outs.push_back(mul(fresh, on));
     if ((w + 1) % every == 0) ends.push_back(h);
   }
-  return {stack(outs, 1), stack(ends, 1)};
+  // One end (every = J, the sentence-by-sentence default): the last state as it is, no copy.
+  return {stack(outs, 1), ends.size() == 1 ? reshape(h, Shape{n, 1, d}) : stack(ends, 1)};
 }
 
 }  // namespace
