@@ -31,7 +31,9 @@ const nlohmann::json kDefaults = {
     {"move_prob", "linear"},           // Eq. 12 (gap 2): "linear" or "strength"
     {"bank_moves", "copy"},            // Eq. 12 (gap 15): "copy" or "migrate"
     {"encoder_state", "sentence"},     // gap 14: "sentence" (reset each sentence) or "story"
-    {"bank_weighting", "learned"},     // Eq. 18 (gap 4): "learned", "learned-positive", "exp"
+    {"dropout", 0.0},  // on the embedded words u (story and question), in training; the paper
+                       // names no regularisation
+    {"bank_weighting", "learned"},  // Eq. 18 (gap 4): "learned", "learned-positive", "exp"
     {"bank_temp_init", 1.0},  // tau at the start (learned weightings; > 0 for learned-positive)
     {"ctrl_grad", "straight_through"},  // "straight_through" or "loss_only" (H detached)
     {"decisions", "sample"},            // "sample", or "surrogate" (gradient checks: H = p)
@@ -97,6 +99,8 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   graph_.hops = layers::config_int(c, kName, "prop_hops");
   propagation_ = c.at("propagation").get<bool>();
   carry_encoder_ = choice(c, "encoder_state", {"sentence", "story"}) == "story";
+  dropout_ = c.at("dropout").get<double>();
+  MG_CHECK(dropout_ >= 0 && dropout_ < 1, kName, ": dropout must be in [0, 1), got ", dropout_);
   graph_.recency = c.at("recency").get<double>();
   MG_CHECK(graph_.recency >= 0, kName, ": recency must be >= 0, got ", graph_.recency);
   relevance_decay_ = c.at("relevance_decay").get<double>();
@@ -184,8 +188,9 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
   const bool aux = opts.training;
   const Structures st =
       build_structures(tape, in.story, in.memory_mask, in.query, &in.answer, v, graph_, scratch_);
-  const Encoded enc = encode(tape, *enc_, tape.param(*p_.embed), tape.input(in.story),
-                             tape.input(in.query), st, carry_encoder_);
+  const Encoded enc =
+      encode(tape, *enc_, tape.param(*p_.embed), tape.input(in.story), tape.input(in.query), st,
+             {.carry_state = carry_encoder_, .dropout = dropout_, .training = opts.training});
   const Var au_input = au_->project_inputs(enc.last);  // [B, T, 3d]
   const Var q = enc.question;
 
@@ -315,6 +320,8 @@ const bool kRegistered = [] {
   migrate["bank_moves"] = "migrate";
   nlohmann::json story_encoder = check_config("surrogate-story-encoder");
   story_encoder["encoder_state"] = "story";
+  nlohmann::json dropped = check_config("surrogate-dropout");
+  dropped["dropout"] = 0.5;
   nlohmann::json sampled = check_config("sampled-decisions-loss-only");
   sampled["decisions"] = "sample";
   sampled["ctrl_grad"] = "loss_only";
@@ -332,7 +339,8 @@ const bool kRegistered = [] {
                           {"batch", 32},
                           {"epochs", 100},
                           {"clip_norm", 40.0}},
-       .check_configs = {check_config("surrogate"), alt, positive, migrate, story_encoder, sampled},
+       .check_configs = {check_config("surrogate"), alt, positive, migrate, story_encoder, dropped,
+                         sampled},
        .check_batch = qa::make_babi_check_batch});
   return true;
 }();

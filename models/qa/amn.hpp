@@ -133,6 +133,7 @@ class Amn : public Model {
   int64_t vocab_, sentence_len_, dim_, banks_, decode_banks_;
   bool propagation_ = true;     // "propagation": Pi_prop on (false: the ablation)
   bool carry_encoder_ = false;  // "encoder_state" "story" (gap 14)
+  double dropout_ = 0.0;        // on the embedded words, in training (ours)
   qa::amn::Settings settings_;
   qa::AmnGraphOptions graph_;
   double relevance_decay_ = 1;

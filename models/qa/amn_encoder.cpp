@@ -32,19 +32,21 @@ std::pair<Var, Var> run(Tape& tape, const GruCell& gru, Var xw, Var live, int64_
 }  // namespace
 
 Encoded encode(Tape& tape, const GruCell& gru, Var table, Var story_ids, Var query_ids,
-               const Structures& st, bool carry_state) {
+               const Structures& st, const EncoderOptions& options) {
   const int64_t b = story_ids.shape()[0], t = story_ids.shape()[1], j = story_ids.shape()[2];
   const int64_t d = gru.hidden();
   // (1) u_i = EMBED(w_i);  (2) w_i = GRU(u_i, w_{i-1}): every sentence from a zero state at once
   // ([B T, J] rows of J words), or with carry_state each story as one run over its T J words
   // ([B, T J]), w_N of sentence t being the state after its last word (gap 14).
-  const int64_t rows = carry_state ? b : b * t, steps = carry_state ? t * j : j;
-  const Var u = gather_rows(table, reshape(story_ids, Shape{rows, steps}));
+  const bool carry = options.carry_state;
+  const int64_t rows = carry ? b : b * t, steps = carry ? t * j : j;
+  const Var u = dropout(gather_rows(table, reshape(story_ids, Shape{rows, steps})), options.dropout,
+                        options.training);
   auto [words, ends] =
       run(tape, gru, gru.project_inputs(u), reshape(st.word_live, Shape{rows, steps, 1}), j);
   // (3) D[id] += w_i happens sentence by sentence in the model (it needs the words of sentence t).
   // (4) w_j = GRU(u_j, w_{j-1}) over the question, the same GRU, from zero, no accumulation.
-  const Var uq = gather_rows(table, query_ids);
+  const Var uq = dropout(gather_rows(table, query_ids), options.dropout, options.training);
   const Var question =
       run(tape, gru, gru.project_inputs(uq), st.query_live, query_ids.shape()[1]).second;
   return {reshape(words, Shape{b, t, j, d}), reshape(ends, Shape{b, t, d}),

@@ -64,15 +64,21 @@ Structures build_structures(Tape& tape, const Tensor& story, const Tensor& mask,
                             const Tensor& query, const Tensor* answer, int64_t vocab,
                             const AmnGraphOptions& graph, Scratch& scratch);
 
-// Eqs. 1-4. carry_state false: the encoder starts every sentence from zero; true: its state runs
-// on through the story's sentences (gap 14).
+// Eqs. 1-4, with our two encoder options.
+struct EncoderOptions {
+  bool carry_state = false;  // false: every sentence starts from zero; true: the state runs on
+                             // through the story's sentences (gap 14)
+  double dropout = 0.0;      // inverted dropout on the embedded words u, story and question,
+                             // in training only (ours: the paper names no regularisation)
+  bool training = false;
+};
 struct Encoded {
   Var words;     // [B, T, J, d]  GRU outputs (zero on nil words)
   Var last;      // [B, T, d]     w_N of every sentence
   Var question;  // [B, d]        w_Nq
 };
 Encoded encode(Tape& tape, const GruCell& gru, Var table, Var story_ids, Var query_ids,
-               const Structures& st, bool carry_state = false);
+               const Structures& st, const EncoderOptions& options = {});
 
 // Eqs. 5-8: one SGRU step for entity states w [B, V, d], question q [B, d], strengths s [B, V].
 Var strength_step(Tape& tape, const Params& p, const Settings& set, Var w, Var q, Var s);

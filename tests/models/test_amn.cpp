@@ -390,7 +390,8 @@ struct EncoderRig {
   struct Out {
     std::vector<double> last, words, question;  // [B, T, 3], [B, T, 3, 3], [B, 3]
   };
-  Out encode(const std::vector<double>& ids, int64_t b, int64_t t, bool carry) {
+  Out encode(const std::vector<double>& ids, int64_t b, int64_t t, bool carry, double dropout = 0.0,
+             bool training = false, uint64_t seed = 1) {
     Tensor story = Tensor::zeros(Shape{b, t, 3}, DType::f64),
            mask = Tensor::zeros(Shape{b, t}, DType::f64),
            query = Tensor::zeros(Shape{b, 3}, DType::f64),
@@ -400,11 +401,13 @@ struct EncoderRig {
     for (size_t k = 0; k < ids.size(); ++k) story.set(int64_t(k), ids[k]);
     for (int64_t s = 0; s < b; ++s) query.set(s * 3, 2), query.set(s * 3 + 1, 4);
     Tape tape;
+    tape.set_seed(seed);
     amn::Scratch scratch;
     const amn::Structures st =
         amn::build_structures(tape, story, mask, query, &answer, 7, {}, scratch);
     const amn::Encoded enc =
-        amn::encode(tape, gru, tape.param(table), tape.input(story), tape.input(query), st, carry);
+        amn::encode(tape, gru, tape.param(table), tape.input(story), tape.input(query), st,
+                    {.carry_state = carry, .dropout = dropout, .training = training});
     return {enc.last.value().to_vector(), enc.words.value().to_vector(),
             enc.question.value().to_vector()};
   }
@@ -450,6 +453,27 @@ TEST_CASE("amn gap 14: encoder_state story runs the encoder on through the sente
   const std::vector<double> same = rig.encode(ids, 2, 2, true).last;
   for (int64_t x = 0; x < 3; ++x)
     CHECK(same[size_t(3 + x)] == doctest::Approx(same[size_t(6 + 3 + x)]).epsilon(1e-14));
+}
+
+TEST_CASE("amn dropout: the embedded words are dropped in training only, replayed by the seed") {
+  EncoderRig rig;
+  const std::vector<double> ids = {3, 5, 0, 4, 6, 1, 3, 2, 5, 2, 6, 0};
+  const EncoderRig::Out plain = rig.encode(ids, 2, 2, false);
+  // Outside training a dropout rate changes nothing.
+  CHECK(rig.encode(ids, 2, 2, false, 0.5, false).words == plain.words);
+  // In training it changes the words and the question (at 0.5 of 30 embedded values, all kept
+  // has probability 2^-30), and the same tape seed draws the same mask.
+  const EncoderRig::Out dropped = rig.encode(ids, 2, 2, false, 0.5, true, 7);
+  CHECK(dropped.words != plain.words);
+  CHECK(dropped.question != plain.question);
+  CHECK(rig.encode(ids, 2, 2, false, 0.5, true, 7).words == dropped.words);
+  CHECK(rig.encode(ids, 2, 2, false, 0.5, true, 8).words != dropped.words);
+  // Nil words stay nil: their outputs are zero with or without dropout.
+  for (int64_t x = 0; x < 3; ++x) CHECK(dropped.words[size_t(2 * 3 + x)] == 0.0);
+  nlohmann::json c = tiny();
+  c["dropout"] = 1.0;
+  CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1), doctest::Contains("amn: dropout must be in [0, 1)"),
+                       Error);
 }
 
 TEST_CASE(
