@@ -25,7 +25,9 @@
 # table still reports every task from the runs that exist.
 # --jobs N (default 1) trains N runs at once; with N > 1 each run gets --threads 1 unless the extra
 # flags set --threads. A run whose directory has metrics.json is kept, so an interrupted table is
-# completed by running the same command again. --report-only trains nothing and reports the runs
+# completed by running the same command again; a run stopped part-way (a checkpoint and no
+# metrics.json) resumes from its checkpoint with the settings it started with (`memgrad train
+# --resume`; only --threads and --data of the extra flags are passed on). --report-only trains nothing and reports the runs
 # that exist (missing tasks as "-", "complete": false in the JSON).
 # A run that fails (bad data: the loader names file and line) is reported with its log's last line;
 # the script then exits with the run's code (2 for bad input) and writes no table.
@@ -102,12 +104,23 @@ run_dir() {
 tag() { echo "task$1_seed$2"; }
 
 # ---- training (N runs at once), each run's wall time to OUT_DIR/times, its output to OUT_DIR/logs
+# The extra flags a resumed run may take (its settings come from its config.json).
+resume_flags=()
+for ((i = 0; i < ${#extra[@]}; i++)); do
+  case "${extra[i]}" in --threads | --data) resume_flags+=("${extra[i]}" "${extra[i + 1]:-}") ;; esac
+done
 one_run() {  # task seed: never fails; the exit code goes to OUT_DIR/logs/<tag>.rc
-  local t=$1 s=$2 d st rc=0
+  local t=$1 s=$2 d st rc=0 log
   d=$(run_dir "$t" "$s")
+  log="$out/logs/$(tag "$t" "$s").log"
   st=$(date +%s.%N)
-  "$bin" train --task babi --model "$model" --babi-set "$set" --babi-task "$t" --seed "$s" \
-    --out "$d" --overwrite --quiet ${extra[@]+"${extra[@]}"} > "$out/logs/$(tag "$t" "$s").log" 2>&1 || rc=$?
+  if [ -f "$d/checkpoint.safetensors" ] && [ -f "$d/config.json" ]; then
+    echo "task $t seed $s: resuming $d from its checkpoint" >&2
+    "$bin" train --resume "$d" --quiet ${resume_flags[@]+"${resume_flags[@]}"} >> "$log" 2>&1 || rc=$?
+  else
+    "$bin" train --task babi --model "$model" --babi-set "$set" --babi-task "$t" --seed "$s" \
+      --out "$d" --overwrite --quiet ${extra[@]+"${extra[@]}"} > "$log" 2>&1 || rc=$?
+  fi
   echo "$rc" > "$out/logs/$(tag "$t" "$s").rc"
   if [ "$rc" -eq 0 ]; then
     awk -v a="$st" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' > "$out/times/$(tag "$t" "$s").tmp"

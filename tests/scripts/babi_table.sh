@@ -3,7 +3,7 @@
 # 1 epoch per run): the table and its JSON for en (2 runs at once), EntNet per story (--per-story),
 # and en-10k (task 3 trained on
 # en's file, marked †, left out of the failed count, the 19-task mean); a second invocation keeps
-# every run; --also lets a second table's runs compete by validation error; a malformed line stops
+# every run and resumes one stopped part-way; --also lets a second table's runs compete by validation error; a malformed line stops
 # the table with file:line and exit 2, writing no table; bad options exit 2.
 #   tests/scripts/babi_table.sh MEMGRAD_BINARY
 set -euo pipefail
@@ -47,6 +47,15 @@ fi
 # A second invocation trains nothing.
 tools/babi_table.sh "$tmp/en" --jobs 2 "${flags[@]}" > /dev/null 2> "$tmp/again.err"
 [ "$(grep -c 'kept' "$tmp/again.err")" -eq 20 ] || fail "a second invocation retrained runs"
+# A run stopped part-way (a checkpoint, no metrics.json) resumes with the settings it started with:
+# asked again with --epochs 3, task 5 keeps its config's 1 epoch instead of training anew.
+rm "$tmp/en/task5/metrics.json"
+tools/babi_table.sh "$tmp/en" --tasks 5 --data "$tmp/data" --epochs 3 --embedding-dim 4 \
+  > /dev/null 2> "$tmp/resume.err" || { cat "$tmp/resume.err"; fail "the resumed table failed"; }
+grep -q 'task 5 seed 1: resuming' "$tmp/resume.err" || fail "task 5 was not resumed"
+[ -f "$tmp/en/task5/metrics.json" ] || fail "the resumed run wrote no metrics.json"
+tr -d ' \n' < "$tmp/en/task5/config.json" | grep -q '"epochs":1[,}]' ||
+  fail "the resumed run did not keep its settings"
 
 # More seeds for some tasks afterwards: --runs 2 --tasks "2 7" trains seed 2 of tasks 2 and 7 only,
 # and seed 1 is the one-run table's run of each task.
