@@ -48,4 +48,18 @@ int64_t config_int(const nlohmann::json& cfg, const std::string& model, const ch
   return x;
 }
 
+std::string config_choice(const nlohmann::json& cfg, const std::string& model, const char* key,
+                          std::initializer_list<const char*> options) {
+  const std::string value = cfg.at(key).get<std::string>();
+  std::string list;
+  size_t i = 0;
+  for (const char* o : options) {
+    if (value == o) return value;
+    list += std::string(i == 0 ? "" : i + 1 == options.size() ? " or " : ", ") + "\"" + o + "\"";
+    ++i;
+  }
+  fail(model, ": ", key, " must be ", options.size() > 2 ? "one of " : "", list, ", got \"", value,
+       "\"");
+}
+
 }  // namespace memgrad::layers

@@ -45,17 +45,6 @@ const nlohmann::json kDefaults = {
     {"decode_banks", 0},  // inference reads the last k existing banks; 0 = all (gap 10)
 };
 
-std::string choice(const nlohmann::json& c, const char* key,
-                   std::initializer_list<const char*> ok) {
-  const std::string value = c.at(key).get<std::string>();
-  for (const char* o : ok)
-    if (value == o) return value;
-  std::string list;
-  for (const char* o : ok) list += std::string(list.empty() ? "" : ", ") + "\"" + o + "\"";
-  throw Error(std::string(kName) + ": " + key + " must be one of " + list + ", got \"" + value +
-              "\"");
-}
-
 // "t<step>/<what>", a trace name.
 std::string step_name(int64_t step, const char* what) {
   std::string name = "t";
@@ -98,7 +87,8 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   banks_ = layers::config_int(c, kName, "max_banks", 2);
   graph_.hops = layers::config_int(c, kName, "prop_hops");
   propagation_ = c.at("propagation").get<bool>();
-  carry_encoder_ = choice(c, "encoder_state", {"sentence", "story"}) == "story";
+  carry_encoder_ =
+      layers::config_choice(c, kName, "encoder_state", {"sentence", "story"}) == "story";
   dropout_ = c.at("dropout").get<double>();
   MG_CHECK(dropout_ >= 0 && dropout_ < 1, kName, ": dropout must be in [0, 1), got ", dropout_);
   graph_.recency = c.at("recency").get<double>();
@@ -109,10 +99,14 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   decode_banks_ = c.at("decode_banks").get<int64_t>();
   MG_CHECK(decode_banks_ >= 0 && decode_banks_ <= banks_, kName, ": decode_banks must be in [0, ",
            banks_, "] (0 = all banks), got ", decode_banks_);
-  settings_.literal_gate = choice(c, "relevance_gate", {"similarity", "literal"}) == "literal";
-  settings_.move_by_strength = choice(c, "move_prob", {"linear", "strength"}) == "strength";
-  settings_.migrate = choice(c, "bank_moves", {"copy", "migrate"}) == "migrate";
-  const std::string weighting = choice(c, "bank_weighting", {"learned", "learned-positive", "exp"});
+  settings_.literal_gate =
+      layers::config_choice(c, kName, "relevance_gate", {"similarity", "literal"}) == "literal";
+  settings_.move_by_strength =
+      layers::config_choice(c, kName, "move_prob", {"linear", "strength"}) == "strength";
+  settings_.migrate =
+      layers::config_choice(c, kName, "bank_moves", {"copy", "migrate"}) == "migrate";
+  const std::string weighting =
+      layers::config_choice(c, kName, "bank_weighting", {"learned", "learned-positive", "exp"});
   settings_.learned_weighting = weighting != "exp";
   settings_.positive_temperature = weighting == "learned-positive";
   const double temp_init = c.at("bank_temp_init").get<double>();
@@ -121,10 +115,12 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
       ": bank_temp_init must be > 0 with bank_weighting learned-positive (tau = e^theta), got ",
       temp_init);
   settings_.straight_through =
-      choice(c, "ctrl_grad", {"straight_through", "loss_only"}) == "straight_through";
-  settings_.mode = choice(c, "decisions", {"sample", "surrogate"}) == "surrogate"
-                       ? StraightThrough::surrogate
-                       : StraightThrough::sample;
+      layers::config_choice(c, kName, "ctrl_grad", {"straight_through", "loss_only"}) ==
+      "straight_through";
+  settings_.mode =
+      layers::config_choice(c, kName, "decisions", {"sample", "surrogate"}) == "surrogate"
+          ? StraightThrough::surrogate
+          : StraightThrough::sample;
   settings_.p_hat = c.at("p_hat").get<double>();
   settings_.beta = c.at("beta").get<double>();
   MG_CHECK(settings_.p_hat > 0 && settings_.p_hat < 1, kName, ": p_hat must be in (0, 1), got ",

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/layers/config.hpp"
 #include "models/layers/row_packing.hpp"
 #include "models/qa/babi_check.hpp"
 #include "models/qa/position_encoding.hpp"
@@ -82,18 +83,10 @@ DmnPlus::DmnPlus(const nlohmann::json& user, DType dtype, uint64_t seed)
   MG_CHECK(dropout_ >= 0 && dropout_ < 1, kName, ": dropout must be in [0, 1), got ", dropout_);
   l2_ = c.at("l2").get<double>();
   MG_CHECK(l2_ >= 0, kName, ": l2 must be >= 0, got ", l2_);
-  const std::string loss = c.at("loss").get<std::string>();
-  MG_CHECK(loss == "sum" || loss == "mean", kName, ": loss must be \"sum\" or \"mean\", got \"",
-           loss, "\"");
-  sum_loss_ = loss == "sum";
-  const std::string answer = c.at("answer").get<std::string>();
-  MG_CHECK(answer == "gru" || answer == "linear", kName,
-           ": answer must be \"gru\" or \"linear\", got \"", answer, "\"");
-  gru_answer_ = answer == "gru";
+  sum_loss_ = layers::config_choice(c, kName, "loss", {"sum", "mean"}) == "sum";
+  gru_answer_ = layers::config_choice(c, kName, "answer", {"gru", "linear"}) == "gru";
   tied_update_ = c.at("tied_memory_update").get<bool>();
-  position_encoding_ = c.at("position_encoding").get<std::string>();
-  MG_CHECK(position_encoding_ == "paper" || position_encoding_ == "memn2n", kName,
-           ": position_encoding must be \"paper\" or \"memn2n\", got \"", position_encoding_, "\"");
+  position_encoding_ = layers::config_choice(c, kName, "position_encoding", {"paper", "memn2n"});
   const double init = c.at("embedding_init").get<double>();
   MG_CHECK(init > 0, kName, ": embedding_init must be > 0, got ", init);
 

@@ -69,14 +69,10 @@ EntNet::EntNet(const nlohmann::json& user, DType dtype, uint64_t seed)
   const double prelu_init = c.at("prelu_init").get<double>();
   norm_eps_ = c.at("norm_eps").get<double>();
   MG_CHECK(norm_eps_ > 0, kName, ": norm_eps must be > 0, got ", norm_eps_);
-  const std::string loss = c.at("loss").get<std::string>();
-  MG_CHECK(loss == "sum" || loss == "mean", kName, ": loss must be \"sum\" or \"mean\", got \"",
-           loss, "\"");
-  sum_loss_ = loss == "sum";
+  sum_loss_ = layers::config_choice(c, kName, "loss", {"sum", "mean"}) == "sum";
   per_story_ = c.at("per_story").get<bool>();
-  const std::string story_mask_init = c.at("story_mask_init").get<std::string>();
-  MG_CHECK(story_mask_init == "ones" || story_mask_init == "normal", kName,
-           ": story_mask_init must be \"ones\" or \"normal\", got \"", story_mask_init, "\"");
+  const std::string story_mask_init =
+      layers::config_choice(c, kName, "story_mask_init", {"ones", "normal"});
 
   Rng rng(seed);
   const int64_t d = dim_;

@@ -65,9 +65,7 @@ MemN2N::MemN2N(const nlohmann::json& user, DType dtype, uint64_t seed)
   hops_ = positive(c, "hops");
   pe_ = c.at("position_encoding").get<bool>();
   te_ = c.at("temporal_encoding").get<bool>();
-  ls_rule_ = c.at("ls_rule").get<std::string>();
-  MG_CHECK(ls_rule_ == "epochs" || ls_rule_ == "validation", kName,
-           ": ls_rule must be \"epochs\" or \"validation\", got \"", ls_rule_, "\"");
+  ls_rule_ = layers::config_choice(c, kName, "ls_rule", {"epochs", "validation"});
   ls_epochs_ = positive(c, "ls_epochs", 0);
   ls_lr_multiplier_ = c.at("ls_lr_multiplier").get<double>();
   MG_CHECK(ls_lr_multiplier_ > 0, kName, ": ls_lr_multiplier must be > 0");
@@ -76,10 +74,7 @@ MemN2N::MemN2N(const nlohmann::json& user, DType dtype, uint64_t seed)
   mask_empty_ = c.at("mask_empty_slots").get<bool>();
   const double init_std = c.at("init_std").get<double>();
   MG_CHECK(init_std > 0, kName, ": init_std must be > 0");
-  const std::string loss = c.at("loss").get<std::string>();
-  MG_CHECK(loss == "sum" || loss == "mean", kName, ": loss must be \"sum\" or \"mean\", got \"",
-           loss, "\"");
-  sum_loss_ = loss == "sum";
+  sum_loss_ = layers::config_choice(c, kName, "loss", {"sum", "mean"}) == "sum";
   linear_start_ = c.at("linear_start").get<bool>();
 
   Rng rng(seed);

@@ -540,7 +540,8 @@ TEST_CASE("amn gap 15: migrate moves an entity out of its bank, copy keeps it th
   // An unknown reading is an error naming the key.
   nlohmann::json bad = tiny("surrogate");
   bad["bank_moves"] = "teleport";
-  CHECK_THROWS_WITH_AS(Amn(bad, dt, 1), doctest::Contains("bank_moves must be one of"), Error);
+  CHECK_THROWS_WITH_AS(Amn(bad, dt, 1),
+                       doctest::Contains("bank_moves must be \"copy\" or \"migrate\""), Error);
 }
 
 TEST_CASE("amn gap 15: sampled migrating banks hold every seen entity exactly once, moving up") {
@@ -617,12 +618,14 @@ TEST_CASE("amn: decisions replay with the same seed and step; decode_banks reads
 TEST_CASE("amn: bad config values and word ids are errors naming the model") {
   nlohmann::json c = tiny();
   c["relevance_gate"] = "cosine";
-  CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1),
-                       doctest::Contains("amn: relevance_gate must be one of"), Error);
+  CHECK_THROWS_WITH_AS(
+      Amn(c, DType::f64, 1),
+      doctest::Contains("amn: relevance_gate must be \"similarity\" or \"literal\""), Error);
   c = tiny();
   c["encoder_state"] = "document";
   CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1),
-                       doctest::Contains("amn: encoder_state must be one of"), Error);
+                       doctest::Contains("amn: encoder_state must be \"sentence\" or \"story\""),
+                       Error);
   c = tiny();
   c["decode_banks"] = 9;
   CHECK_THROWS_WITH_AS(Amn(c, DType::f64, 1), doctest::Contains("decode_banks must be in [0, 3]"),
