@@ -18,6 +18,7 @@
 #include "engine/error.hpp"
 #include "engine/quote.hpp"
 #include "engine/utf8.hpp"
+#include "tasks/babi_answers.hpp"
 #include "tasks/babi_story.hpp"
 #include "tasks/babi_view.hpp"
 #include "tasks/metrics.hpp"
@@ -349,6 +350,8 @@ Data load(const LoadOptions& o) {
       d.vocab.add(q.answer);
     }
     // Statements of a story are consecutive in Data::sentences, so a window is a range.
+    const auto file = int32_t(d.files.size());
+    d.files.push_back(f.path);
     std::vector<int64_t> story_start(f.stories.size());
     for (size_t s = 0; s < f.stories.size(); ++s) {
       story_start[s] = int64_t(d.offsets.size()) - 1;
@@ -364,6 +367,8 @@ Data load(const LoadOptions& o) {
       e.story = stories_before + q.story;
       e.story_first = story_start[size_t(q.story)];
       e.before = int32_t(q.statements);
+      e.file = file;
+      e.line = int32_t(q.line);
       out.push_back(e);
     }
     stories_before += int64_t(f.stories.size());
@@ -596,6 +601,19 @@ class BabiTask : public Task {
     return m;
   }
 
+  // `memgrad eval --scores FILE`: every question's answer, test then validation then training
+  // (tasks/babi_answers.hpp).
+  std::string scores_csv(const Predictor& predict, int64_t batch_size, DType dtype) override {
+    std::vector<babi::SplitAnswers> splits;
+    for (const auto& [name, split] :
+         {std::pair{"test", Split::test}, {"valid", Split::valid}, {"train", Split::train}}) {
+      if (view_->samples(split) == 0) continue;
+      babi::SplitAnswers& s = splits.emplace_back(babi::SplitAnswers{name, split, {}});
+      score(predict, split, batch_size, dtype, &s.answered);
+    }
+    return babi::answers_csv(data_, splits);
+  }
+
   // With select_epoch valid (auto for the views other than memory): the validation accuracy,
   // 100 - the mean validation error over tasks (%).
   std::optional<double> selection_score(const Predictor& predict, int64_t batch_size,
@@ -651,15 +669,17 @@ class BabiTask : public Task {
  private:
   static constexpr double kFailPercent = 5.0;
 
-  // Answer counts per task of a split's samples (no noise).
-  babi::TaskCounts score(const Predictor& predict, Split split, int64_t batch_size, DType dtype) {
+  // Answer counts per task of a split's samples (no noise); with `answered`, every question's
+  // answer too.
+  babi::TaskCounts score(const Predictor& predict, Split split, int64_t batch_size, DType dtype,
+                         std::vector<babi::Answered>* answered = nullptr) {
     babi::TaskCounts counts;
     Batch batch;
     const int64_t n = view_->samples(split);
     for (int64_t start = 0; start < n; start += batch_size) {
       range(start, std::min(batch_size, n - start));
       view_->fill(split, indices_, nullptr, dtype, batch);
-      view_->score(split, indices_, predict(batch), counts);
+      view_->score(split, indices_, predict(batch), counts, answered);
     }
     return counts;
   }

@@ -135,6 +135,9 @@ struct Example {
   int64_t story = 0;
   int64_t story_first = 0;
   int32_t before = 0;
+  // Where the question was read: Data::files[file], 1-based line (memgrad eval --scores).
+  int32_t file = 0;
+  int32_t line = 0;
 };
 
 struct Data {
@@ -150,6 +153,7 @@ struct Data {
   std::vector<int32_t> tokens;
   std::vector<int64_t> offsets{0};
   std::vector<Example> train, valid, test;  // valid: the last 10% of each training file
+  std::vector<std::string> files;            // the files read, as Example::file indexes them
   int sentence_len = 0;  // J: the longest statement or question of the loaded files
   // Memory slots (and temporal indices) a model needs: min(the memory_size setting, the longest
   // story prefix of the training files), as the official config.sz. Every question's window

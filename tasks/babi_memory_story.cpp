@@ -124,7 +124,8 @@ void MemoryStoryView::largest_train_indices(int64_t count, std::vector<int64_t>&
 }
 
 void MemoryStoryView::score(Split split, std::span<const int64_t> indices,
-                            const Tensor& predictions, TaskCounts& counts) const {
+                            const Tensor& predictions, TaskCounts& counts,
+                            std::vector<Answered>* answered) const {
   const std::vector<StorySample>& set = of(split);
   const std::vector<Example>& ex = examples(data_, split);
   MG_CHECK(predictions.rank() == 3 && predictions.dim(0) == int64_t(indices.size()),
@@ -137,11 +138,10 @@ void MemoryStoryView::score(Split split, std::span<const int64_t> indices,
     MG_CHECK(sample.questions <= q, "babi: predictions hold ", q, " questions a sample, sample ",
              indices[i], " has ", sample.questions);
     for (int64_t k = 0; k < sample.questions; ++k) {
-      const Example& e = ex[size_t(sample.question + k)];
-      count_answer(counts, e.task,
+      const int64_t example = sample.question + k;
+      count_answer(counts, answered, example, ex[size_t(example)],
                    std::span<const double>(s).subspan(size_t((int64_t(i) * q + k) * classes),
-                                                      size_t(classes)),
-                   e.answer);
+                                                      size_t(classes)));
     }
   }
 }

@@ -73,7 +73,7 @@ class MemoryStoryView : public View {
   // shapes [B, M, J] and [B, Q, J] of the largest batch any draw can make.
   void largest_train_indices(int64_t count, std::vector<int64_t>& indices) const override;
   void score(Split split, std::span<const int64_t> indices, const Tensor& predictions,
-             TaskCounts& counts) const override;
+             TaskCounts& counts, std::vector<Answered>* answered) const override;
   Lines describe(const Batch& batch, const Tensor& predictions) const override;
 
  private:

@@ -10,10 +10,13 @@
 
 namespace memgrad::babi {
 
-void count_answer(TaskCounts& counts, int task, std::span<const double> scores, int answer) {
-  metrics::TaskCount& c = counts[task];
+void count_answer(TaskCounts& counts, std::vector<Answered>* answered, int64_t example,
+                  const Example& e, std::span<const double> scores) {
+  metrics::TaskCount& c = counts[e.task];
   ++c.total;
-  if (metrics::argmax(std::vector<double>(scores.begin(), scores.end())) == answer) ++c.correct;
+  const int predicted = metrics::argmax(std::vector<double>(scores.begin(), scores.end()));
+  if (predicted == e.answer) ++c.correct;
+  if (answered) answered->push_back({example, predicted});
 }
 
 void answer_lines(const Vocabulary& vocab, int answer, std::span<const double> scores,
@@ -65,7 +68,7 @@ std::unique_ptr<View> make_view(const std::string& name, Data& data, double rand
 int64_t QuestionView::samples(Split split) const { return int64_t(examples(data_, split).size()); }
 
 void QuestionView::score(Split split, std::span<const int64_t> indices, const Tensor& predictions,
-                         TaskCounts& counts) const {
+                         TaskCounts& counts, std::vector<Answered>* answered) const {
   MG_CHECK(predictions.rank() == 2 && predictions.dim(0) == int64_t(indices.size()),
            "babi: predictions must be [", indices.size(), ", classes], got ", predictions.shape());
   const std::vector<Example>& set = examples(data_, split);
@@ -73,8 +76,8 @@ void QuestionView::score(Split split, std::span<const int64_t> indices, const Te
   const std::vector<double> s = predictions.to_vector();
   for (size_t i = 0; i < indices.size(); ++i) {
     const Example& e = set[size_t(indices[i])];
-    count_answer(counts, e.task, std::span<const double>(s).subspan(i * size_t(classes), classes),
-                 e.answer);
+    count_answer(counts, answered, indices[i], e,
+                 std::span<const double>(s).subspan(i * size_t(classes), classes));
   }
 }
 

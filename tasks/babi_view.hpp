@@ -28,9 +28,17 @@ enum class Split { train, valid, test };
 // Answer counts per task number.
 using TaskCounts = std::map<int, metrics::TaskCount>;
 
-// Adds one question's outcome to counts[task]: right when the argmax of `scores` (the first on
-// ties) is `answer`. Every view scores its questions with this.
-void count_answer(TaskCounts& counts, int task, std::span<const double> scores, int answer);
+// One scored question: its index in its split's examples and the model's answer (a word id).
+struct Answered {
+  int64_t example = 0;
+  int predicted = 0;
+};
+
+// Adds the outcome of question `example` (e) of a split to counts[e.task]: right when the argmax
+// of `scores` (the first on ties) is e.answer; with `answered`, also appends what was answered.
+// Every view scores its questions with this.
+void count_answer(TaskCounts& counts, std::vector<Answered>* answered, int64_t example,
+                  const Example& e, std::span<const double> scores);
 
 // Named lines for `memgrad inspect`, "question"/"answer"/... as Task::Lines.
 using Lines = std::vector<std::pair<std::string, std::string>>;
@@ -67,9 +75,10 @@ class View {
     indices.assign(size_t(count), largest_train_sample());
   }
   // Adds the outcome of every question in a batch fill() made (samples `indices` of `split`) to
-  // counts; predictions are the model's scores for the batch.
+  // counts, and (when not null) each question's answer to `answered`; predictions are the model's
+  // scores for the batch.
   virtual void score(Split split, std::span<const int64_t> indices, const Tensor& predictions,
-                     TaskCounts& counts) const = 0;
+                     TaskCounts& counts, std::vector<Answered>* answered) const = 0;
   // A batch of one in words, with the model's answer (memgrad inspect).
   virtual Lines describe(const Batch& batch, const Tensor& predictions) const = 0;
 };
@@ -85,7 +94,7 @@ class QuestionView : public View {
   explicit QuestionView(const Data& data) : data_(data) {}
   int64_t samples(Split split) const override;
   void score(Split split, std::span<const int64_t> indices, const Tensor& predictions,
-             TaskCounts& counts) const override;
+             TaskCounts& counts, std::vector<Answered>* answered) const override;
 
  protected:
   const Data& data_;

@@ -32,7 +32,11 @@ int cmd_eval(const Words& words) {
         "               reads it. Multi-label tasks (codiesp, codiesp-kb) write one line per\n"
         "               note and label instead, with the header record_id,split,code,gold,score\n"
         "               (the note's id, its split: test then dev, the label's code, its gold\n"
-        "               0/1, the model's logit): tasks/label_scores.hpp.");
+        "               0/1, the model's logit): tasks/label_scores.hpp. bAbI (the question\n"
+        "               views) writes every question's answer instead, with the header\n"
+        "               split,task,file,line,question,answer,predicted,correct (test, then\n"
+        "               valid and train; the file and line the question was read from):\n"
+        "               tasks/babi_answers.hpp.");
     return 0;
   }
   if (!args.positional().empty())

@@ -98,7 +98,7 @@ TEST_CASE("entnet per story: the same scores as per question for every question 
       view.fill(Split::test, idx, nullptr, DType::f64, batch);
       Tape tape;
       view.score(Split::test, idx, model.forward(tape, batch, ForwardOptions{}).predictions.value(),
-                 out);
+                 out, nullptr);
       return out;
     };
     const babi::TaskCounts ca = counts(per_question, questions), cb = counts(per_story, stories);

@@ -198,3 +198,53 @@ TEST_CASE("babi en-10k: task 3 without its training file trains on en's, said in
                   {{"data_dir", dir.path.string()}, {"babi_task", 3}, {"babi_set", "en-10k"}}),
       doctest::Contains("en/qa3_*_train.txt: no such file"), Error);
 }
+
+TEST_CASE("babi eval --scores: every question's answer with its file and line, commas quoted") {
+  TempDir dir;
+  // Task 19 style: an answer with a comma. 10 copies: 27 training, 3 validation questions.
+  const char* paths =
+      "1 The kitchen is north of the hallway.\n"
+      "2 How do you go from the hallway to the kitchen?\tn,w\t1\n"
+      "3 Where is the kitchen?\tnorth\t1\n"
+      "1 Mary went home.\n"
+      "2 Where is Mary?\thome\t1\n";
+  write(dir, "en", 19, "train", repeat(paths, 10));
+  write(dir, "en", 19, "test", paths);
+  // The id of "north", from the memory view's second test question (the views share the
+  // vocabulary; a view's own tokens come after the words).
+  Batch probe;
+  create_task("babi", {{"data_dir", dir.path.string()}, {"babi_task", 19}})
+      ->test_example(1, DType::f64, probe);
+  const auto north = int64_t(probe.get("answer").at(0));
+  for (const std::string view : {"memory", "words", "memory-story"}) {
+    CAPTURE(view);
+    auto task = create_task(
+        "babi", {{"data_dir", dir.path.string()}, {"babi_task", 19}, {"babi_view", view}});
+    const int64_t classes = task->model_dims().at("vocab_size").get<int64_t>();
+    // Answers "north" to every question: right on "where is the kitchen" only.
+    Predictor answers_north = [&](const Batch& batch) {
+      // [B] answers (one question a sample), or [B, Q] (memory-story: a story's questions).
+      Shape shape = batch.get(batch.has("answer") ? "answer" : "answers").shape();
+      shape.dims[size_t(shape.rank++)] = classes;
+      Tensor scores = Tensor::zeros(shape, DType::f64);
+      for (int64_t i = 0; i < shape.numel() / classes; ++i) scores.set(i * classes + north, 1.0);
+      return scores;
+    };
+    const std::string csv = task->scores_csv(answers_north, 4, DType::f64);
+    std::vector<std::string> lines;
+    for (size_t at = 0, nl; (nl = csv.find('\n', at)) != std::string::npos; at = nl + 1)
+      lines.push_back(csv.substr(at, nl - at));
+    REQUIRE(lines.size() == 1 + 3 + 3 + 27);  // header, test, valid, train
+    CHECK(lines[0] == "split,task,file,line,question,answer,predicted,correct");
+    CHECK(lines[1] ==
+          "test,19,qa19_fixture_test.txt,2,how do you go from the hallway to the kitchen,"
+          "\"n,w\",north,0");
+    CHECK(lines[2] == "test,19,qa19_fixture_test.txt,3,where is the kitchen,north,north,1");
+    CHECK(lines[3] == "test,19,qa19_fixture_test.txt,5,where is mary,home,north,0");
+    // Validation: the last 3 of the 30 training questions (the tenth copy's lines 47-50).
+    CHECK(lines[4].rfind("valid,19,qa19_fixture_train.txt,47,", 0) == 0);
+    CHECK(lines[6] == "valid,19,qa19_fixture_train.txt,50,where is mary,home,north,0");
+    CHECK(lines[7].rfind("train,19,qa19_fixture_train.txt,2,", 0) == 0);
+    CHECK(lines.back().rfind("train,19,qa19_fixture_train.txt,45,", 0) == 0);
+  }
+}
