@@ -1,5 +1,5 @@
-// The LSTM encoder-decoder baseline of the AMN paper's Table 1 ("EncDec"; Li et al. 2019, AMN,
-// ../shared/papers/amn-adaptive-memory-networks.txt). The AMN paper names the baseline and gives
+// The LSTM encoder-decoder baseline of the AMN paper's Table 1 ("EncDec"; Li & Kadav, ICLR 2018
+// submission, ../shared/papers/amn-adaptive-memory-networks.txt). The AMN paper names the baseline and gives
 // its numbers but no architecture, size or recipe; ours follows the planning notes (P1 §3.5): the
 // story and the question are read as one word sequence (the babi task's `words` view,
 // tasks/babi_words.hpp) by one LSTM, and the answer is a softmax over the vocabulary of its last
