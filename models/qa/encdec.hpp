@@ -1,9 +1,9 @@
 // The LSTM encoder-decoder baseline of the AMN paper's Table 1 ("EncDec"; Li & Kadav, ICLR 2018
-// submission, ../shared/papers/amn-adaptive-memory-networks.txt). The AMN paper names the baseline and gives
-// its numbers but no architecture, size or recipe; ours follows the planning notes (P1 §3.5): the
-// story and the question are read as one word sequence (the babi task's `words` view,
-// tasks/babi_words.hpp) by one LSTM, and the answer is a softmax over the vocabulary of its last
-// state. Registered as `encdec`.
+// submission, ../shared/papers/amn-adaptive-memory-networks.txt). The AMN paper names the
+// baseline and gives its numbers but no architecture, size or recipe; ours follows the planning
+// notes (P1 §3.5): the story and the question are read as one word sequence (the babi task's
+// `words` view, tasks/babi_words.hpp) by one LSTM, and the answer is a softmax over the vocabulary
+// of its last state. Registered as `encdec`.
 //
 //   h_t, c_t = LSTM(E[w_t], h_{t-1}, c_{t-1}),  h_0 = c_0 = 0, t = 1..T_b (T_b: sample b's tokens)
 //   logits = W h_{T_b} + b   [B, V],   loss = mean_b cross-entropy(logits_b, answer_b)
