@@ -100,7 +100,8 @@ class EntNet(nn.Module):
         self.story_mask = normal(sentence_len, dim)
         self.query_mask = nn.Parameter(torch.ones(sentence_len, dim))
         self.gate_bias = normal(slots)
-        self.U, self.U_b, self.V, self.W = normal(dim, dim), normal(dim), normal(dim, dim), normal(dim, dim)
+        self.U, self.U_b = normal(dim, dim), normal(dim)
+        self.V, self.W = normal(dim, dim), normal(dim, dim)
         self.prelu = nn.Parameter(torch.ones(dim))
         self.H = normal(dim, dim)
         self.R = normal(dim, vocab)
@@ -202,11 +203,13 @@ def main():
     if args.json:
         print(json.dumps(out, indent=2))
     else:
-        print(f"entnet on babi {args.babi_set} task {args.babi_task} (pytorch {torch.__version__}), "
-              f"batch {args.batch}, {out['threads']} threads, {n_params} parameters")
+        print(f"entnet on babi {args.babi_set} task {args.babi_task} "
+              f"(pytorch {torch.__version__}), batch {args.batch}, {out['threads']} threads, "
+              f"{n_params} parameters")
         print(f"  ms per step   {med:8.2f}  [{min(total):.2f}, {max(total):.2f}]  "
               f"({1000.0 / med:.1f} steps/s)")
-        print(f"  forward       {out['forward_ms']:8.2f}\n  backward      {out['backward_ms']:8.2f}\n"
+        print(f"  forward       {out['forward_ms']:8.2f}\n"
+              f"  backward      {out['backward_ms']:8.2f}\n"
               f"  optimizer     {out['optimizer_ms']:8.2f}")
     return 0
 

@@ -20,23 +20,31 @@ python="${PYTHON:-/usr/bin/python3}"
 here="$(dirname "$0")"
 torch_steps=""
 case "$model" in  # the task's flags as memgrad's bench and the PyTorch script take them
-  dmnc-late) script=pytorch_dmnc_late.py task=(--task sum2seq) torch_task=() steps=40 warmup=60 torch_steps=20 ;;
-  entnet) script=pytorch_entnet.py torch_task=(--babi-set en --babi-task 1) steps=30 warmup=5 ;;
-  dmn-plus) script=pytorch_dmn_plus.py torch_task=(--babi-set en-10k --babi-task 1) steps=30 warmup=5 ;;
+  dmnc-late)
+    script=pytorch_dmnc_late.py task=(--task sum2seq) torch_task=()
+    steps=40 warmup=60 torch_steps=20 ;;
+  entnet)
+    script=pytorch_entnet.py torch_task=(--babi-set en --babi-task 1) steps=30 warmup=5 ;;
+  dmn-plus)
+    script=pytorch_dmn_plus.py torch_task=(--babi-set en-10k --babi-task 1) steps=30 warmup=5 ;;
   *) echo "rounds.sh: MODEL must be dmnc-late, entnet or dmn-plus, got '$model'" >&2; exit 2 ;;
 esac
 [ "$model" = dmnc-late ] || task=(--task babi "${torch_task[@]}")
 steps="${ROUND_STEPS:-$steps}" warmup="${ROUND_WARMUP:-$warmup}"
 [ -n "$torch_steps" ] || torch_steps=$steps
 torch_steps="${TORCH_STEPS:-$torch_steps}"
-tag() { "$python" -c "import json,sys; d=json.load(sys.stdin); d.update(round=$1, side='$2', binary='$3'); print(json.dumps(d))"; }
+tag() {  # round side binary: the JSON line on stdin with those three fields added
+  "$python" -c "import json,sys; d=json.load(sys.stdin)
+d.update(round=$1, side='$2', binary='$3'); print(json.dumps(d))"
+}
 for ((r = 1; r <= rounds; r++)); do
   for bin in "$@"; do
     "$bin" bench --model "$model" "${task[@]}" --threads 1 --steps "$steps" --warmup "$warmup" \
       --json | tag "$r" memgrad "$bin" >>"$out"
   done
-  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$python" "$here/$script" ${torch_task[@]+"${torch_task[@]}"} \
-    --threads 1 --steps "$torch_steps" --warmup 5 --json | tag "$r" pytorch pytorch >>"$out"
+  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+    "$python" "$here/$script" ${torch_task[@]+"${torch_task[@]}"} --threads 1 \
+    --steps "$torch_steps" --warmup 5 --json | tag "$r" pytorch pytorch >>"$out"
 done
 "$python" - "$out" <<'PY'
 import json, statistics, sys
