@@ -267,6 +267,10 @@ std::vector<int> parse_task_list(const std::string& spec_in) {
 
 Vocabulary::Vocabulary() { add("<nil>"); }
 
+std::string Vocabulary::answer(int id) const {
+  return id >= 0 && id < size() ? word(id) : "class " + std::to_string(id);
+}
+
 int Vocabulary::add(const std::string& word) {
   auto [it, inserted] = ids_.emplace(word, int(words_.size()));
   if (inserted) words_.push_back(word);

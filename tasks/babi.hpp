@@ -112,6 +112,9 @@ class Vocabulary {
   int add(const std::string& word);         // the word's id, added if new
   int find(const std::string& word) const;  // -1 when absent
   const std::string& word(int id) const { return words_[size_t(id)]; }
+  // A model's answer (an argmax over its scores) as a word, or "class N" for a score column
+  // beyond the vocabulary (a model with more outputs than words).
+  std::string answer(int id) const;
   int size() const { return int(words_.size()); }
 
  private:
@@ -153,7 +156,7 @@ struct Data {
   std::vector<int32_t> tokens;
   std::vector<int64_t> offsets{0};
   std::vector<Example> train, valid, test;  // valid: the last 10% of each training file
-  std::vector<std::string> files;            // the files read, as Example::file indexes them
+  std::vector<std::string> files;           // the files read, as Example::file indexes them
   int sentence_len = 0;  // J: the longest statement or question of the loaded files
   // Memory slots (and temporal indices) a model needs: min(the memory_size setting, the longest
   // story prefix of the training files), as the official config.sz. Every question's window

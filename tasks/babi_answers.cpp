@@ -20,9 +20,6 @@ std::string csv_field(const std::string& text) {
 
 std::string answers_csv(const Data& data, std::span<const SplitAnswers> splits) {
   std::string out = std::string(kAnswersHeader) + "\n";
-  const auto word = [&](int id) {
-    return id >= 0 && id < data.vocab.size() ? data.vocab.word(id) : "class " + std::to_string(id);
-  };
   for (const SplitAnswers& s : splits) {
     const std::vector<Example>& set = examples(data, s.split);
     std::vector<Answered> answered = s.answered;
@@ -38,14 +35,14 @@ std::string answers_csv(const Data& data, std::span<const SplitAnswers> splits) 
       std::string question;
       for (int32_t id : data.sentence(e.query)) {
         if (!question.empty()) question += ' ';
-        question += word(id);
+        question += data.vocab.word(id);
       }
       const int predicted = answered[i].predicted;
       out += s.name + "," + std::to_string(e.task) + "," +
              csv_field(std::filesystem::path(data.files[size_t(e.file)]).filename().string()) +
              "," + std::to_string(e.line) + "," + csv_field(question) + "," +
-             csv_field(word(e.answer)) + "," + csv_field(word(predicted)) + "," +
-             (predicted == e.answer ? "1" : "0") + "\n";
+             csv_field(data.vocab.word(e.answer)) + "," + csv_field(data.vocab.answer(predicted)) +
+             "," + (predicted == e.answer ? "1" : "0") + "\n";
     }
   }
   return out;

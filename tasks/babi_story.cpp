@@ -360,9 +360,7 @@ class StoryTask : public Task {
       text.clear();
       lines.emplace_back("question " + std::to_string(++question),
                          "answer " + data_.vocab.word(answer) + ", predicted " +
-                             (predicted >= 0 && predicted < data_.vocab.size()
-                                  ? data_.vocab.word(predicted)
-                                  : "class " + std::to_string(predicted)) +
+                             data_.vocab.answer(predicted) +
                              (predicted == answer ? " (correct)" : " (wrong)"));
     }
     return lines;

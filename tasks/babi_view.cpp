@@ -23,9 +23,7 @@ void answer_lines(const Vocabulary& vocab, int answer, std::span<const double> s
                   Lines& lines) {
   const int predicted = metrics::argmax(std::vector<double>(scores.begin(), scores.end()));
   lines.emplace_back("answer", vocab.word(answer));
-  lines.emplace_back("predicted", predicted >= 0 && predicted < vocab.size()
-                                      ? vocab.word(predicted)
-                                      : "class " + std::to_string(predicted));
+  lines.emplace_back("predicted", vocab.answer(predicted));
   lines.emplace_back("correct", predicted == answer ? "yes" : "no");
 }
 

@@ -72,8 +72,7 @@ EbmrnnModel::EbmrnnModel(const std::string& name, const nlohmann::json& config, 
   const int64_t layers_n = layers::config_int(config_, name, "controller_layers");
   MG_CHECK(layers::config_int(config_, name, "output_size") == 1, name,
            ": one output logit (in-hospital death), output_size must be 1");
-  dropout_ = config_.at("dropout").get<double>();
-  MG_CHECK(dropout_ >= 0 && dropout_ < 1, name, ": dropout must be in [0, 1), got ", dropout_);
+  dropout_ = layers::config_dropout(config_, name);
   alpha_ = config_.at("alpha").get<double>();
   MG_CHECK(alpha_ >= 0 && alpha_ <= 1, name, ": alpha must be in [0, 1], got ", alpha_);
   temperature_ = config_.at("temperature").get<double>();

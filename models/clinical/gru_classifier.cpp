@@ -29,8 +29,7 @@ GruClassifier::GruClassifier(const nlohmann::json& config, DType dtype, uint64_t
   const int64_t L = layers::config_int(config_, "gru", "layers");
   MG_CHECK(layers::config_int(config_, "gru", "output_size") == 1,
            "gru: output_size must be 1 (one logit per stay)");
-  dropout_ = config_.at("dropout").get<double>();
-  MG_CHECK(dropout_ >= 0 && dropout_ < 1, "gru: dropout must be in [0, 1), got ", dropout_);
+  dropout_ = layers::config_dropout(config_, "gru");
   Rng rng(seed);
   layers_.reserve(size_t(L));
   for (int64_t l = 0; l < L; ++l)

@@ -48,6 +48,12 @@ int64_t config_int(const nlohmann::json& cfg, const std::string& model, const ch
   return x;
 }
 
+double config_dropout(const nlohmann::json& cfg, const std::string& model) {
+  const double p = cfg.at("dropout").get<double>();
+  MG_CHECK(p >= 0 && p < 1, model, ": dropout must be in [0, 1), got ", p);
+  return p;
+}
+
 std::string config_choice(const nlohmann::json& cfg, const std::string& model, const char* key,
                           std::initializer_list<const char*> options) {
   const std::string value = cfg.at(key).get<std::string>();

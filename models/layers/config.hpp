@@ -17,6 +17,9 @@ nlohmann::json merge_config(const std::string& model, const nlohmann::json& defa
 int64_t config_int(const nlohmann::json& cfg, const std::string& model, const char* key,
                    int64_t min_value = 1);
 
+// cfg["dropout"], a drop probability in [0, 1); an Error names the model and the value otherwise.
+double config_dropout(const nlohmann::json& cfg, const std::string& model);
+
 // cfg[key], a string that must be one of `options`; an Error names the model, the key, the options
 // and the value otherwise ("amn: bank_moves must be "copy" or "migrate", got "swap"").
 std::string config_choice(const nlohmann::json& cfg, const std::string& model, const char* key,

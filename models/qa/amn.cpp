@@ -89,8 +89,7 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   propagation_ = c.at("propagation").get<bool>();
   carry_encoder_ =
       layers::config_choice(c, kName, "encoder_state", {"sentence", "story"}) == "story";
-  dropout_ = c.at("dropout").get<double>();
-  MG_CHECK(dropout_ >= 0 && dropout_ < 1, kName, ": dropout must be in [0, 1), got ", dropout_);
+  dropout_ = layers::config_dropout(c, kName);
   graph_.recency = c.at("recency").get<double>();
   MG_CHECK(graph_.recency >= 0, kName, ": recency must be >= 0, got ", graph_.recency);
   relevance_decay_ = c.at("relevance_decay").get<double>();

@@ -79,8 +79,7 @@ DmnPlus::DmnPlus(const nlohmann::json& user, DType dtype, uint64_t seed)
   dim_ = layers::config_int(c, kName, "embedding_dim");
   hidden_ = layers::config_int(c, kName, "hidden");
   passes_ = layers::config_int(c, kName, "passes");
-  dropout_ = c.at("dropout").get<double>();
-  MG_CHECK(dropout_ >= 0 && dropout_ < 1, kName, ": dropout must be in [0, 1), got ", dropout_);
+  dropout_ = layers::config_dropout(c, kName);
   l2_ = c.at("l2").get<double>();
   MG_CHECK(l2_ >= 0, kName, ": l2 must be >= 0, got ", l2_);
   sum_loss_ = layers::config_choice(c, kName, "loss", {"sum", "mean"}) == "sum";

@@ -35,7 +35,7 @@ BowAttention::BowAttention(const nlohmann::json& config, DType dtype, uint64_t s
            "bow-attention: scorer must be linear or tanh, got '", scorer, "'");
   linear_ = scorer == "linear";
   attention_ = linear_ ? 1 : layers::config_int(config_, "bow-attention", "attention");
-  dropout_ = read_dropout(config_, "bow-attention");
+  dropout_ = layers::config_dropout(config_, "bow-attention");
   Rng rng(seed);
   embed_table_ =
       &params_.add_uniform("embed", Shape{vocab_, E}, -0.5 / double(E), 0.5 / double(E), rng);

@@ -39,7 +39,7 @@ Grnn::Grnn(const std::string& name, const nlohmann::json& config, DType dtype, u
   const int64_t R = layers::config_int(config_, name, "reverse_hidden", 0);
   MG_CHECK((name == "bigrnn") == (R > 0), name, ": reverse_hidden must be ",
            name == "bigrnn" ? "positive" : "0", ", got ", R);
-  dropout_ = read_dropout(config_, name);
+  dropout_ = layers::config_dropout(config_, name);
   Rng rng(seed);
   // Embeddings uniform +-0.5 / E, as the reference code initialises them.
   embed_table_ =

@@ -66,8 +66,7 @@ KbMemNN::KbMemNN(KbModelKind kind, const nlohmann::json& config, DType dtype, ui
   slot_loss_ = config_.at("slot_loss").get<double>();
   MG_CHECK(slot_loss_ >= 0 && (gated_ || slot_loss_ == 0), n,
            ": slot_loss must be >= 0, and 0 without gated addressing (it reads the gates)");
-  dropout_ = config_.at("dropout").get<double>();
-  MG_CHECK(dropout_ >= 0 && dropout_ < 1, n, ": dropout must be in [0, 1)");
+  dropout_ = layers::config_dropout(config_, n);
   const std::string bag = config_.at("bag").get<std::string>();
   MG_CHECK(bag == "sum" || bag == "mean", n, ": bag must be \"sum\" or \"mean\"");
   const double init_std = config_.at("init_std").get<double>();

@@ -49,7 +49,7 @@ TextGru::TextGru(const std::string& name, const nlohmann::json& config, DType dt
   const int64_t H = layers::config_int(config_, name, "hidden");
   const bool bi = config_.at("bidirectional").get<bool>();
   const double gate_bias = config_.at("gate_bias").get<double>();
-  dropout_ = read_dropout(config_, name);
+  dropout_ = layers::config_dropout(config_, name);
   Rng rng(seed);
   embed_table_ =
       &params_.add_uniform("embed", Shape{vocab_, E}, -0.5 / double(E), 0.5 / double(E), rng);

@@ -92,12 +92,6 @@ Var embed_words(Tape& tape, Var table, const TextInputs& in, bool reversed, doub
   return memgrad::dropout(gather_rows(table, word_ids(tape, in, reversed)), dropout, training);
 }
 
-double read_dropout(const nlohmann::json& config, const std::string& model) {
-  const double p = config.at("dropout").get<double>();
-  MG_CHECK(p >= 0 && p < 1, model, ": dropout must be in [0, 1), got ", p);
-  return p;
-}
-
 Var run_gru(Tape& tape, const GruCell& cell, Var xw, const TextInputs& in, int slot,
             std::vector<Var>* outputs) {
   const int64_t B = in.batch, T = in.steps, G = 3 * cell.hidden();

@@ -53,8 +53,6 @@ Var word_ids(Tape& tape, const TextInputs& in, bool reversed);
 // embedding table from memorising the 500 training notes, docs/results/codiesp.md).
 Var embed_words(Tape& tape, Var table, const TextInputs& in, bool reversed, double dropout,
                 bool training);
-// A text model's "dropout" setting, checked to be in [0, 1).
-double read_dropout(const nlohmann::json& config, const std::string& model);
 
 // Runs a GRU over xw [T, B, 3H] (its projected inputs, rows as in `in`), stepping only the rows
 // still reading. Returns the final state of every row [B, H]; with `outputs`, also each step's
