@@ -29,7 +29,7 @@ const nlohmann::json kDefaults = {
     {"relevance_decay", 1.0},          // E[s] of a node k edges from the answer: x decay^k (gap 7)
     {"relevance_gate", "similarity"},  // Eq. 6 (gap 1): "similarity" or "literal"
     {"move_prob", "linear"},           // Eq. 12 (gap 2): "linear" or "strength"
-    {"bank_moves", "copy"},            // Eq. 12 (gap 15): "copy" or "migrate"
+    {"bank_moves", "copy"},            // Eq. 12 (gap 15): "copy", "migrate" or "filter"
     {"encoder_state", "sentence"},     // gap 14: "sentence" (reset each sentence) or "story"
     {"dropout", 0.0},  // on the embedded words u (story and question), in training; the paper
                        // names no regularisation
@@ -102,8 +102,11 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
       layers::config_choice(c, kName, "relevance_gate", {"similarity", "literal"}) == "literal";
   settings_.move_by_strength =
       layers::config_choice(c, kName, "move_prob", {"linear", "strength"}) == "strength";
-  settings_.migrate =
-      layers::config_choice(c, kName, "bank_moves", {"copy", "migrate"}) == "migrate";
+  const std::string moves =
+      layers::config_choice(c, kName, "bank_moves", {"copy", "migrate", "filter"});
+  settings_.moves = moves == "migrate"  ? qa::amn::BankMoves::migrate
+                    : moves == "filter" ? qa::amn::BankMoves::filter
+                                        : qa::amn::BankMoves::copy;
   const std::string weighting =
       layers::config_choice(c, kName, "bank_weighting", {"learned", "learned-positive", "exp"});
   settings_.learned_weighting = weighting != "exp";
@@ -181,6 +184,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
   const qa::MemoryBatch in = qa::read_memory_batch(batch, kName, sentence_len_, dtype);
   const int64_t b = in.b, t_count = in.m, j = in.j, v = vocab_, d = dim_, l = banks_;
   const bool aux = opts.training;
+  const bool migrate = settings_.moves == BankMoves::migrate;
   const Structures st =
       build_structures(tape, in.story, in.memory_mask, in.query, &in.answer, v, graph_, scratch_);
   const Encoded enc =
@@ -221,7 +225,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
     s = where(active, strength_step(tape, p_, settings_, w, q, s), s);
     if (aux) accumulate(strength_term, bernoulli_kl(s, targets, active, st.seen_count));
 
-    const Var banks_all = all_banks(seen_t, banks.upper, settings_.migrate);
+    const Var banks_all = all_banks(seen_t, banks.upper, migrate);
     const Creation cr = creation_prob(tape, p_, banks_all, banks.exists, w);
     banks = create_bank(banks, cr.last, decide(cr.p, settings_), live_t);
     if (aux) {
@@ -232,11 +236,16 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
                                          st.live_count));
     }
     const Var pm = move_prob(tape, p_, settings_, w, s);
-    banks = move_entities(tape, banks, banks_all, decide(pm, settings_), live_t, settings_.migrate);
+    if (settings_.moves == BankMoves::filter) {  // a draw per upper bank and entity
+      const Var per_bank =
+          add(tape.constant(Shape{b, l - 1, v}, dtype, 0.0), reshape(pm, Shape{b, 1, v}));
+      banks = filter_banks(banks, seen_t, decide(per_bank, settings_), live_t);
+    } else {
+      banks = move_entities(tape, banks, banks_all, decide(pm, settings_), live_t, migrate);
+    }
     if (aux) accumulate(move_term, bernoulli_kl(pm, targets, active, st.seen_count));
     if (opts.trace) {
-      opts.trace->record(step_name(t, "banks"),
-                         all_banks(seen_t, banks.upper, settings_.migrate).value());
+      opts.trace->record(step_name(t, "banks"), all_banks(seen_t, banks.upper, migrate).value());
       opts.trace->record(step_name(t, "exists"), banks.exists.value());
       opts.trace->record(step_name(t, "strength"), s.value());
       opts.trace->record(step_name(t, "p_new"), reshape(cr.p, Shape{b}).value());
@@ -251,8 +260,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
       if (term.defined()) temps.keep(term);
   }
 
-  const Var banks_all =
-      all_banks(at(st.seen, t_count - 1, Shape{b, v, 1}), banks.upper, settings_.migrate);
+  const Var banks_all = all_banks(at(st.seen, t_count - 1, Shape{b, v, 1}), banks.upper, migrate);
   const Var exists_all = concat({tape.constant(Shape{b, 1}, dtype, 1.0), banks.exists}, 1);
   // The banks decoded: all, or at inference the last decode_banks existing ones (gap 10).
   const Var read = tape.constant(Shape{b, l}, dtype, 1.0);
@@ -313,6 +321,8 @@ const bool kRegistered = [] {
   positive["bank_temp_init"] = 0.6;  // theta = log 0.6: d tau / d theta = 0.6, not 1
   nlohmann::json migrate = check_config("surrogate-migrate");
   migrate["bank_moves"] = "migrate";
+  nlohmann::json filter = check_config("surrogate-filter");
+  filter["bank_moves"] = "filter";
   nlohmann::json story_encoder = check_config("surrogate-story-encoder");
   story_encoder["encoder_state"] = "story";
   nlohmann::json dropped = check_config("surrogate-dropout");
@@ -334,8 +344,8 @@ const bool kRegistered = [] {
                           {"batch", 32},
                           {"epochs", 100},
                           {"clip_norm", 40.0}},
-       .check_configs = {check_config("surrogate"), alt, positive, migrate, story_encoder, dropped,
-                         sampled},
+       .check_configs = {check_config("surrogate"), alt, positive, migrate, filter, story_encoder,
+                         dropped, sampled},
        .check_batch = qa::make_babi_check_batch});
   return true;
 }();

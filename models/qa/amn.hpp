@@ -87,7 +87,11 @@
 //      footnote counts the entities across all banks as |V| + epsilon, which copies could not
 //      give (ours hold 3.7 |V| on task 1). "bank_moves": "copy" (the default, the results before
 //      2026-11-28): m_{k+1} <- m_{k+1} + (1 - m_{k+1}) m_k H; "migrate": i leaves m_k for m_{k+1},
-//      so every entity is in exactly one bank and m_0 holds those never moved.
+//      so every entity is in exactly one bank and m_0 holds those never moved; "filter"
+//      (Algorithm 1's line 10, m_{i+1} <- Pi_move(m_i, n_{m_i}), read as an assignment): every
+//      sentence the upper banks are drawn again, m_{k+1} = m_k H_k exists_{k+1} with m_0 = the
+//      entities seen and a draw H_k per bank and entity, so an entity sits in m_k with
+//      probability p^k and leaves a bank when a later draw drops it.
 //
 // Ablation: "propagation": false skips Pi_prop (Eqs. 14-15); the word graph is still built.
 //

@@ -107,4 +107,21 @@ Banks move_entities(Tape& tape, const Banks& banks, Var banks_all, Var h_move, V
   return {where(reshape(live_t, Shape{b, 1, 1}), up, banks.upper), banks.exists};
 }
 
+// m_{i+1} <- Pi_move(m_i, n_{m_i}) (Algorithm 1, line 10, read as an assignment): every sentence
+// each upper bank is drawn again from the bank below, with its own decisions H_k [B, V]:
+//   m_{k+1} = m_k H_k exists_{k+1},   m_0 = seen
+// so an entity stays in m_k only while k successive draws keep it there (P = p^k).
+Banks filter_banks(const Banks& banks, Var seen, Var h_move, Var live_t) {
+  const int64_t b = banks.upper.shape()[0], l1 = banks.upper.shape()[1];
+  const int64_t v = banks.upper.shape()[2];
+  std::vector<Var> rows;
+  Var below = reshape(seen, Shape{b, 1, v});
+  for (int64_t k = 0; k < l1; ++k) {
+    below = mul(mul(below, slice(h_move, 1, k, 1)),
+                reshape(slice(banks.exists, 1, k, 1), Shape{b, 1, 1}));
+    rows.push_back(below);
+  }
+  return {where(reshape(live_t, Shape{b, 1, 1}), concat(rows, 1), banks.upper), banks.exists};
+}
+
 }  // namespace memgrad::qa::amn

@@ -15,11 +15,14 @@
 
 namespace memgrad::qa::amn {
 
+// Gap 15's readings of Pi_move (models/qa/amn.hpp).
+enum class BankMoves { copy, migrate, filter };
+
 // The config's choices (models/qa/amn.hpp, "Gaps").
 struct Settings {
   bool literal_gate = false;          // gap 1: "relevance_gate" == "literal"
   bool move_by_strength = false;      // gap 2: "move_prob" == "strength"
-  bool migrate = false;               // gap 15: "bank_moves" == "migrate"
+  BankMoves moves = BankMoves::copy;  // gap 15: "bank_moves"
   bool learned_weighting = true;      // gap 4: "bank_weighting" "learned" or "learned-positive"
   bool positive_temperature = false;  // gap 4: "learned-positive": tau = e^theta > 0
   bool straight_through = true;       // "ctrl_grad" == "straight_through"
@@ -110,6 +113,9 @@ Banks create_bank(const Banks& b, Var last, Var h_new, Var live_t);
 Var move_prob(Tape& tape, const Params& p, const Settings& set, Var w, Var s);
 Banks move_entities(Tape& tape, const Banks& b, Var banks_all, Var h_move, Var live_t,
                     bool migrate);
+// Eq. 12 read as Algorithm 1's assignment m_{k+1} <- Pi_move(m_k) ("filter", gap 15): the upper
+// banks drawn anew from m_0 = seen [B, V, 1] with one decision per bank and entity, H [B, L-1, V].
+Banks filter_banks(const Banks& b, Var seen, Var h_move, Var live_t);
 
 // Eqs. 16-19: answer logits [B, V] from entity states w [B, V, d], strengths s [B, V], banks
 // [B, L, V], existence of all L banks [B, L] and the banks read ([B, L] 0/1 constant).

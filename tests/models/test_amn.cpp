@@ -540,8 +540,65 @@ TEST_CASE("amn gap 15: migrate moves an entity out of its bank, copy keeps it th
   // An unknown reading is an error naming the key.
   nlohmann::json bad = tiny("surrogate");
   bad["bank_moves"] = "teleport";
-  CHECK_THROWS_WITH_AS(Amn(bad, dt, 1),
-                       doctest::Contains("bank_moves must be \"copy\" or \"migrate\""), Error);
+  CHECK_THROWS_WITH_AS(
+      Amn(bad, dt, 1),
+      doctest::Contains("bank_moves must be one of \"copy\", \"migrate\" or \"filter\""), Error);
+}
+
+TEST_CASE("amn gap 15: filter draws the upper banks anew from the bank below") {
+  Tape tape;
+  const DType dt = DType::f64;
+  // V = 5, L = 4; m_1 and m_2 exist, m_3 does not; seen = {1, 2, 3, 4}; the banks before the
+  // sentence (m_1 = {2, 3}, m_2 = {4}) are forgotten. Draws: H_0 = {1, 2, 4}, H_1 = {2, 3, 4},
+  // H_2 = {2}.
+  Tensor seen = Tensor::zeros(Shape{1, 5, 1}, dt), upper = Tensor::zeros(Shape{1, 3, 5}, dt);
+  Tensor h = Tensor::zeros(Shape{1, 3, 5}, dt), exists = Tensor::zeros(Shape{1, 3}, dt);
+  for (int e : {1, 2, 3, 4}) seen.set(e, 1);
+  upper.set(2, 1), upper.set(3, 1), upper.set(5 + 4, 1);
+  for (int e : {1, 2, 4}) h.set(e, 1);
+  for (int e : {2, 3, 4}) h.set(5 + e, 1);
+  h.set(10 + 2, 1);
+  exists.set(0, 1), exists.set(1, 1);
+  const amn::Banks banks{tape.input(upper), tape.input(exists)};
+  const auto after = [&](double live) {
+    const amn::Banks out = amn::filter_banks(banks, tape.input(seen), tape.input(h),
+                                             tape.constant(Shape{1, 1}, dt, live));
+    return out.upper.value().to_vector();
+  };
+  // m_1 = seen H_0 = {1, 2, 4}; m_2 = m_1 H_1 = {2, 4} (3 was in m_1 before and is not now);
+  // m_3 does not exist, so it stays empty although H_2 keeps 2.
+  CHECK(after(1.0) == std::vector<double>{0, 1, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0});
+  // A padding sentence keeps the banks as they were.
+  CHECK(after(0.0) == upper.to_vector());
+}
+
+TEST_CASE("amn gap 15: sampled filtered banks are nested, and an entity can leave a bank") {
+  nlohmann::json c = tiny("sampled-decisions-loss-only");
+  c["max_banks"] = 4;
+  c["bank_moves"] = "filter";
+  const int64_t v = 7, l = 4;
+  int left = 0, in_upper = 0;
+  std::vector<double> before;
+  for_each_sampled_step(c, [&](int64_t t, int64_t s, const Tensor& banks, const Tensor& exists,
+                               const std::vector<int>& in_story) {
+    if (t == 0 && s == 0) before.assign(size_t(3 * l * v), 0.0);
+    for (int64_t m = 0; m < l; ++m)
+      for (int64_t e = 0; e < v; ++e) {
+        const double x = banks.at((s * l + m) * v + e);
+        CHECK((x == 0 || x == 1));
+        if (m == 0) CHECK(x == in_story[size_t(e)]);
+        if (m > 0 && x == 1) {
+          CHECK(exists.at(s * (l - 1) + m - 1) == 1);
+          CHECK(banks.at((s * l + m - 1) * v + e) == 1);  // nested: m_k within m_{k-1}
+          ++in_upper;
+        }
+        double& was = before[size_t((s * l + m) * v + e)];
+        left += t > 0 && was == 1 && x == 0;
+        was = x;
+      }
+  });
+  CHECK(in_upper > 0);
+  CHECK(left > 0);  // unlike copy (never lost), a later draw can drop an entity from a bank
 }
 
 TEST_CASE("amn gap 15: sampled migrating banks hold every seen entity exactly once, moving up") {
