@@ -239,7 +239,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
     if (settings_.moves == BankMoves::filter) {  // a draw per upper bank and entity
       const Var per_bank =
           add(tape.constant(Shape{b, l - 1, v}, dtype, 0.0), reshape(pm, Shape{b, 1, v}));
-      banks = filter_banks(banks, seen_t, decide(per_bank, settings_), live_t);
+      banks = filter_banks(banks, seen_t, decide(per_bank, settings_), live_t, scratch_.bank_rows);
     } else {
       banks = move_entities(tape, banks, banks_all, decide(pm, settings_), live_t, migrate);
     }

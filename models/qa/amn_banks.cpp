@@ -111,10 +111,10 @@ Banks move_entities(Tape& tape, const Banks& banks, Var banks_all, Var h_move, V
 // each upper bank is drawn again from the bank below, with its own decisions H_k [B, V]:
 //   m_{k+1} = m_k H_k exists_{k+1},   m_0 = seen
 // so an entity stays in m_k only while k successive draws keep it there (P = p^k).
-Banks filter_banks(const Banks& banks, Var seen, Var h_move, Var live_t) {
+Banks filter_banks(const Banks& banks, Var seen, Var h_move, Var live_t, std::vector<Var>& rows) {
   const int64_t b = banks.upper.shape()[0], l1 = banks.upper.shape()[1];
   const int64_t v = banks.upper.shape()[2];
-  std::vector<Var> rows;
+  rows.clear();
   Var below = reshape(seen, Shape{b, 1, v});
   for (int64_t k = 0; k < l1; ++k) {
     below = mul(mul(below, slice(h_move, 1, k, 1)),

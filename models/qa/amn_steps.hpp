@@ -54,11 +54,12 @@ struct Structures {
   double seen_count = 0, live_count = 0;  // sum of seen (on live sentences) and of live
 };
 
-// Reused host memory of the structure builder: one AmnStory per sample.
+// Reused host memory of the structure builder (one AmnStory per sample) and of filter_banks.
 struct Scratch {
   std::vector<AmnStory> stories;
   std::vector<int32_t> ids, query;
   std::vector<uint8_t> live;
+  std::vector<Var> bank_rows;
 };
 
 // Reads the batch's story [B, T, J], memory_mask [B, T], query [B, J] and (training) answer [B]
@@ -115,7 +116,8 @@ Banks move_entities(Tape& tape, const Banks& b, Var banks_all, Var h_move, Var l
                     bool migrate);
 // Eq. 12 read as Algorithm 1's assignment m_{k+1} <- Pi_move(m_k) ("filter", gap 15): the upper
 // banks drawn anew from m_0 = seen [B, V, 1] with one decision per bank and entity, H [B, L-1, V].
-Banks filter_banks(const Banks& b, Var seen, Var h_move, Var live_t);
+// `rows` is reused memory (no allocation once it has held L-1 banks).
+Banks filter_banks(const Banks& b, Var seen, Var h_move, Var live_t, std::vector<Var>& rows);
 
 // Eqs. 16-19: answer logits [B, V] from entity states w [B, V, d], strengths s [B, V], banks
 // [B, L, V], existence of all L banks [B, L] and the banks read ([B, L] 0/1 constant).

@@ -561,8 +561,9 @@ TEST_CASE("amn gap 15: filter draws the upper banks anew from the bank below") {
   exists.set(0, 1), exists.set(1, 1);
   const amn::Banks banks{tape.input(upper), tape.input(exists)};
   const auto after = [&](double live) {
+    std::vector<Var> rows;
     const amn::Banks out = amn::filter_banks(banks, tape.input(seen), tape.input(h),
-                                             tape.constant(Shape{1, 1}, dt, live));
+                                             tape.constant(Shape{1, 1}, dt, live), rows);
     return out.upper.value().to_vector();
   };
   // m_1 = seen H_0 = {1, 2, 4}; m_2 = m_1 H_1 = {2, 4} (3 was in m_1 before and is not now);
