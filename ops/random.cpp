@@ -101,10 +101,10 @@ Var gumbel_softmax(Var logits, double temperature, bool hard, StraightThrough mo
   MG_CHECK(temperature > 0.0 && std::isfinite(temperature), "gumbel_softmax: temperature ",
            temperature, " must be > 0 (logits of shape ", s, ")");
   const int64_t n = s[-1], rows = s.numel() / n;
-  const bool one_hot = hard && mode == StraightThrough::sample;
+  const bool one_hot = hard && mode != StraightThrough::surrogate;
   Tape& tape = *logits.tape;
   Var y = tape.record(kOp_gumbel_softmax, s, logits.dtype(), {logits}, gumbel_softmax_backward);
-  tape.node(y.id).ints = {rows, n, hard ? 1 : 0, mode == StraightThrough::surrogate ? 1 : 0};
+  tape.node(y.id).ints = {rows, n, hard ? 1 : 0, int64_t(mode)};
   tape.node(y.id).reals = {temperature, 0.0};
   Rng rng = tape.noise_stream();
   Tensor& saved = tape.make_saved(y.id, Shape{2, s.numel()}, logits.dtype());
@@ -114,6 +114,10 @@ Var gumbel_softmax(Var logits, double temperature, bool hard, StraightThrough mo
     T* ysoft = noise + rows * n;
     T* py = tape.value(y.id).data<T>();
     for (int64_t i = 0; i < rows * n; ++i) {
+      if (mode == StraightThrough::most_likely) {
+        noise[i] = T(0);
+        continue;
+      }
       const double u = std::clamp(rng.uniform(), kUClamp, 1.0 - kUClamp);
       noise[i] = T(-std::log(-std::log(u)));
     }
@@ -148,14 +152,14 @@ Var bernoulli_st(Var probs, StraightThrough mode) {
   Tape& tape = *probs.tape;
   Var z =
       tape.record(kOp_bernoulli_st, probs.shape(), probs.dtype(), {probs}, bernoulli_st_backward);
-  tape.node(z.id).ints = {mode == StraightThrough::surrogate ? 1 : 0, 0, 0, 0};
+  tape.node(z.id).ints = {int64_t(mode), 0, 0, 0};
   Rng rng = tape.noise_stream();
   double* u = tape.make_saved(z.id, probs.shape(), DType::f64).data<double>();
   MG_DISPATCH(probs.dtype(), T, {
     const T* pp = probs.value().data<T>();
     T* pz = tape.value(z.id).data<T>();
     for (int64_t i = 0; i < probs.value().numel(); ++i) {
-      u[i] = rng.uniform();
+      u[i] = mode == StraightThrough::most_likely ? 0.5 : rng.uniform();
       pz[i] = mode == StraightThrough::surrogate ? pp[i] : T(u[i] < double(pp[i]) ? 1 : 0);
     }
   });

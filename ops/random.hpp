@@ -9,6 +9,9 @@
 //   StraightThrough::surrogate  for gradient checking: the forward returns the surrogate itself
 //                               (y_soft / p) with the same noise, and the backward is the very same
 //                               code as in sample mode (it never looks at the mode).
+//   StraightThrough::most_likely  deterministic inference: the noise is fixed at its median
+//                               (bernoulli_st: u = 0.5, so z = [p > 0.5]; gumbel_softmax: g = 0,
+//                               so hard = one-hot(argmax logits)), the same backward again.
 // The registered gradient checks run in surrogate mode, so finite differences of the forward
 // measure the surrogate's derivative and are compared with the unchanged backward;
 // tests/ops/test_random.cpp checks that sample mode gives bit-identical gradients for the same
@@ -18,7 +21,7 @@
 
 namespace memgrad {
 
-enum class StraightThrough { sample, surrogate };
+enum class StraightThrough { sample, surrogate, most_likely };
 
 // Inverted dropout: each element is zeroed with probability p and kept ones are scaled by
 // 1 / (1 - p), so the expectation is x. Returns x itself when !training or p == 0 (no node, no

@@ -37,6 +37,8 @@ const nlohmann::json kDefaults = {
     {"bank_temp_init", 1.0},  // tau at the start (learned weightings; > 0 for learned-positive)
     {"ctrl_grad", "straight_through"},  // "straight_through" or "loss_only" (H detached)
     {"decisions", "sample"},            // "sample", or "surrogate" (gradient checks: H = p)
+    {"inference_decisions", "sample"},  // at inference: "sample" (as in training) or
+                                        // "most_likely" (H = [p > 0.5], deterministic; ours)
     {"p_hat", 0.8},                     // L_b (gap 8)
     {"beta", 0.25},
     {"strength_loss", 1.0},  // weights of L_s, L_b, L_move in the total loss
@@ -123,6 +125,8 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
       layers::config_choice(c, kName, "decisions", {"sample", "surrogate"}) == "surrogate"
           ? StraightThrough::surrogate
           : StraightThrough::sample;
+  most_likely_inference_ = layers::config_choice(c, kName, "inference_decisions",
+                                                 {"sample", "most_likely"}) == "most_likely";
   settings_.p_hat = c.at("p_hat").get<double>();
   settings_.beta = c.at("beta").get<double>();
   MG_CHECK(settings_.p_hat > 0 && settings_.p_hat < 1, kName, ": p_hat must be in (0, 1), got ",
@@ -185,6 +189,10 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
   const int64_t b = in.b, t_count = in.m, j = in.j, v = vocab_, d = dim_, l = banks_;
   const bool aux = opts.training;
   const bool migrate = settings_.moves == BankMoves::migrate;
+  // The decisions' mode: sampled in training; at inference sampled or the most likely value.
+  Settings decisions = settings_;
+  if (!opts.training && most_likely_inference_ && decisions.mode == StraightThrough::sample)
+    decisions.mode = StraightThrough::most_likely;
   const Structures st =
       build_structures(tape, in.story, in.memory_mask, in.query, &in.answer, v, graph_, scratch_);
   const Encoded enc =
@@ -227,7 +235,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
 
     const Var banks_all = all_banks(seen_t, banks.upper, migrate);
     const Creation cr = creation_prob(tape, p_, banks_all, banks.exists, w);
-    banks = create_bank(banks, cr.last, decide(cr.p, settings_), live_t);
+    banks = create_bank(banks, cr.last, decide(cr.p, decisions), live_t);
     if (aux) {
       // L_b's target p_hat^(1 / (beta |l_i|)), |l_i| = t + 1 (gap 8).
       const double target =
@@ -239,9 +247,9 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
     if (settings_.moves == BankMoves::filter) {  // a draw per upper bank and entity
       const Var per_bank =
           add(tape.constant(Shape{b, l - 1, v}, dtype, 0.0), reshape(pm, Shape{b, 1, v}));
-      banks = filter_banks(banks, seen_t, decide(per_bank, settings_), live_t, scratch_.bank_rows);
+      banks = filter_banks(banks, seen_t, decide(per_bank, decisions), live_t, scratch_.bank_rows);
     } else {
-      banks = move_entities(tape, banks, banks_all, decide(pm, settings_), live_t, migrate);
+      banks = move_entities(tape, banks, banks_all, decide(pm, decisions), live_t, migrate);
     }
     if (aux) accumulate(move_term, bernoulli_kl(pm, targets, active, st.seen_count));
     if (opts.trace) {

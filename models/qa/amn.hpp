@@ -40,6 +40,9 @@
 // checks use it, so that every path through the decisions is checked against the declared
 // surrogate with the noise replayed. Bank membership and existence are graph values built from H
 // (m_{k+1} <- m_{k+1} + (1 - m_{k+1}) m_k H), 0/1 when sampling and soft in surrogate mode.
+// The paper does not say whether inference samples too. "inference_decisions": "sample" (the
+// default: as in training, so a test error carries the draws' noise) or "most_likely" (ours:
+// H = [p > 0.5], the same answers and banks on every evaluation).
 //
 // Gaps of the paper and our choices (config key: default; alternative):
 //   1. Eq. 6 <s, w_Nq> pairs a scalar with a vector. "relevance_gate": "similarity" reads the text
@@ -135,9 +138,10 @@ class Amn : public Model {
  private:
   nlohmann::json config_;
   int64_t vocab_, sentence_len_, dim_, banks_, decode_banks_;
-  bool propagation_ = true;     // "propagation": Pi_prop on (false: the ablation)
-  bool carry_encoder_ = false;  // "encoder_state" "story" (gap 14)
-  double dropout_ = 0.0;        // on the embedded words, in training (ours)
+  bool propagation_ = true;             // "propagation": Pi_prop on (false: the ablation)
+  bool carry_encoder_ = false;          // "encoder_state" "story" (gap 14)
+  double dropout_ = 0.0;                // on the embedded words, in training (ours)
+  bool most_likely_inference_ = false;  // "inference_decisions": H = [p > 0.5] at inference
   qa::amn::Settings settings_;
   qa::AmnGraphOptions graph_;
   double relevance_decay_ = 1;

@@ -234,6 +234,57 @@ TEST_CASE("bernoulli_st: exact 0/1 samples with mean p, identity gradient as in 
   }
 }
 
+TEST_CASE("straight-through ops, most_likely mode: the distribution's mode, the same backward") {
+  for (DType t : kDTypes) {
+    CAPTURE(dtype_name(t));
+    // bernoulli_st: z = [p > 0.5] whatever the seed and step; p = 0.5 itself does not fire.
+    const Shape s{2, 5};
+    const std::vector<double> probs = {0.0, 0.1, 0.49, 0.5, 0.51, 0.7, 0.9, 1.0, 0.3, 0.6};
+    const Tensor up = Tensor::from(s, t, linspace(10, -1, 2));
+    for (uint64_t seed : {1u, 7u}) {
+      Tape tape(seed);
+      tape.set_step(int64_t(seed) * 3);
+      Var p = tape.input(Tensor::from(s, t, probs), true);
+      Var z = bernoulli_st(p, StraightThrough::most_likely);
+      tape.backward(z, up);
+      const std::vector<double> zv = z.value().to_vector();
+      for (size_t i = 0; i < probs.size(); ++i) CHECK(zv[i] == (probs[i] > 0.5 ? 1.0 : 0.0));
+      CHECK(p.grad().to_vector() == up.to_vector());  // the identity, as in sample mode
+    }
+    // gumbel_softmax: hard = one-hot(argmax logits), soft = softmax(logits / tau), no noise;
+    // the gradient is the soft output's (the same backward as the other modes).
+    const Shape g{3, 4};
+    const std::vector<double> logits = {0.3,  -1.0, 2.0,  0.1,  1.5,  1.4,
+                                        -0.2, 0.0,  -3.0, -2.0, -2.5, -1.9};
+    const Tensor gup = Tensor::from(g, t, linspace(12, 1, -1.3));
+    std::vector<double> soft, hard_g, soft_g;
+    for (bool hard : {false, true}) {
+      Tape tape(11);
+      Var l = tape.input(Tensor::from(g, t, logits), true);
+      Var y = gumbel_softmax(l, 0.5, hard, StraightThrough::most_likely);
+      tape.backward(y, gup);
+      const std::vector<double> yv = y.value().to_vector();
+      for (int r = 0; r < 3; ++r) {
+        int best = 0;
+        double norm = 0;
+        for (int k = 0; k < 4; ++k) {
+          if (logits[size_t(r * 4 + k)] > logits[size_t(r * 4 + best)]) best = k;
+          norm += std::exp(logits[size_t(r * 4 + k)] / 0.5);
+        }
+        for (int k = 0; k < 4; ++k) {
+          const size_t i = size_t(r * 4 + k);
+          if (hard)
+            CHECK(yv[i] == (k == best ? 1.0 : 0.0));
+          else
+            CHECK(yv[i] == doctest::Approx(std::exp(logits[i] / 0.5) / norm).epsilon(1e-5));
+        }
+      }
+      (hard ? hard_g : soft_g) = l.grad().to_vector();
+    }
+    CHECK(hard_g == soft_g);
+  }
+}
+
 TEST_CASE("bernoulli_st: probabilities outside [0, 1] are an error naming the op") {
   Tape tape;
   Var p = tape.input(Tensor::from(Shape{1, 3}, DType::f32, {0.1, 1.5, 0.2}));

@@ -1,6 +1,7 @@
 // bAbI runs end to end through `memgrad train` / `eval`: EncDec overfits 50 questions (the words
 // view, epoch selection), is deterministic, and `eval --json` gives per_task_error, failed_tasks
-// and failed_task_ids; an en-10k task 3 run without its training file says so in metrics.json.
+// and failed_task_ids; an en-10k task 3 run without its training file says so in metrics.json;
+// `eval --set` evaluates an AMN run with its decisions' most likely values.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "engine/rng.hpp"
 #include "tests/test_util.hpp"
+#include "tests/tools/cli_run.hpp"
 #include "tests/tools/train_util.hpp"
 #include "tools/commands.hpp"
 
@@ -97,4 +99,55 @@ TEST_CASE("an en-10k task 3 run without its training file trains on en's and say
                      "--babi-set", "en-10k", "--babi-task", "3", "--embedding-dim", "4", "--epochs",
                      "1", "--threads", "1", "--quiet", "--out", run.string()}) == 0);
   CHECK(read_json(run / "metrics.json").at("train_sets") == nlohmann::json{{"3", "en"}});
+}
+
+TEST_CASE("eval --set: an amn run with most_likely decisions; bad keys and values exit 2") {
+  TempDir tmp;
+  tmp.write("d/tasks_1-20_v1-2/en/qa1_fixture_train.txt", stories(6, 200));
+  tmp.write("d/tasks_1-20_v1-2/en/qa1_fixture_test.txt", stories(7, 30));
+  const fs::path dir = tmp.path / "run";
+  REQUIRE(cmd_train({"--task",      "babi",        "--model",
+                     "amn",         "--data",      (tmp.path / "d").string(),
+                     "--babi-task", "1",           "--embedding-dim",
+                     "8",           "--max-banks", "3",
+                     "--epochs",    "20",          "--lr",
+                     "0.01",        "--threads",   "1",
+                     "--quiet",     "--out",       dir.string()}) == 0);
+  const std::string ckpt = dir.string();
+  auto eval_json = [&](const std::vector<std::string>& more) {
+    Words w = {"--checkpoint", ckpt, "--json", "--threads", "1"};
+    w.insert(w.end(), more.begin(), more.end());
+    const Run r = run(cmd_eval, w);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  // The run's config.json has the setting (a run saved before the key existed gets its default).
+  CHECK(read_json(dir / "config.json").at("model_config").at("inference_decisions") == "sample");
+  const nlohmann::json ml = eval_json({"--set", "inference_decisions=most_likely"});
+  CHECK(ml.at("eval_settings") == nlohmann::json{{"inference_decisions", "most_likely"}});
+  // The setting reaches the model: the last bank holds other entities than sampled draws put. The
+  // scored pass and the bank-figure pass (another pass, one question at a time) take the same
+  // decisions, so all banks' error is the test error.
+  const nlohmann::json& per_k = ml.at("model").at("per_k");
+  const nlohmann::json sampled = eval_json({});
+  CHECK(per_k.front().at("entity_ratio") !=
+        sampled.at("model").at("per_k").front().at("entity_ratio"));
+  CHECK(per_k.back().at("error").get<double>() ==
+        doctest::Approx(ml.at("mean_error").get<double>()));
+  // Two settings at once, one of them a number; the default run has no eval_settings.
+  const nlohmann::json two = eval_json({"--set", "inference_decisions=most_likely,decode_banks=1"});
+  CHECK(two.at("eval_settings").at("decode_banks") == 1);
+  CHECK(two.at("model").at("per_k").front().at("error") == per_k.front().at("error"));
+  CHECK(!sampled.contains("eval_settings"));
+  for (const auto& [item, says] :
+       {std::pair{"nope=1", "model amn has no setting 'nope'"},
+        std::pair{"decode_banks=x", "decode_banks is number in the run (0), got string"},
+        std::pair{"inference_decisions=bogus",
+                  "inference_decisions must be \"sample\" or \"most_likely\""},
+        std::pair{"decode_banks", "expected KEY=VALUE"}}) {
+    CAPTURE(item);
+    const Run r = run(cmd_eval, {"--checkpoint", ckpt, "--threads", "1", "--set", item});
+    CHECK(r.code == 2);
+    CHECK(r.error.find(says) != std::string::npos);
+  }
 }
