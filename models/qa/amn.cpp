@@ -225,7 +225,7 @@ ForwardResult Amn::forward(Tape& tape, const Batch& batch, const ForwardOptions&
     const Var words_t = reshape(slice(enc.words, 1, t, 1), Shape{b, j, d});
     dict = add(dict, bmm(at(st.onehot, t, Shape{b, v, j}), words_t));
     w = add_update(tape, *au_, w, dict, slice(au_input, 1, t, 1), at(st.fresh, t, Shape{b, v, 1}),
-                   at(st.again, t, Shape{b, v, 1}));
+                   at(st.again, t, Shape{b, v, 1}), at(st.pick, t, Shape{b, v, j}));
     if (propagation_)
       w = propagate(tape, *prop_, w, at(st.prop, t, Shape{b, v, v}),
                     at(st.heard, t, Shape{b, v, 1}));

@@ -32,14 +32,18 @@ Var decide(Var p, const Settings& set) {
 // Pi_au (13): a new entity e takes D[id] (it enters m_0); an entity of the sentence already in
 // memory is updated in every bank holding it (one state per entity):  w <- GRU(w_N, w).
 // au_input_t [B, 1, 3d] is w_N's projected input of sentence t, fresh_t / again_t [B, V, 1].
+// Only the sentence's entities change, so the GRU runs on J rows a sample, not V: pick_t
+// [B, V, J] gathers them (rows = pick^T w) and puts the updates back (pick upd); a product with
+// 0/1 entries, so the states are those of a GRU over all V rows.
 Var add_update(Tape& tape, const GruCell& au, Var w, Var dict, Var au_input_t, Var fresh_t,
-               Var again_t) {
-  const int64_t b = w.shape()[0], v = w.shape()[1], d = w.shape()[2];
+               Var again_t, Var pick_t) {
+  const int64_t b = w.shape()[0], d = w.shape()[2], j = pick_t.shape()[2];
   w = where(fresh_t, dict, w);
-  const Var x = add(tape.constant(Shape{b, v, 3 * d}, w.dtype(), 0.0), au_input_t);
+  const Var rows = bmm(pick_t, w, true);  // [B, J, d]
+  const Var x = add(tape.constant(Shape{b, j, 3 * d}, w.dtype(), 0.0), au_input_t);
   const Var upd =
-      au.step_projected(tape, reshape(x, Shape{b * v, 3 * d}), reshape(w, Shape{b * v, d}));
-  return where(again_t, reshape(upd, Shape{b, v, d}), w);
+      au.step_projected(tape, reshape(x, Shape{b * j, 3 * d}), reshape(rows, Shape{b * j, d}));
+  return where(again_t, bmm(pick_t, reshape(upd, Shape{b, j, d})), w);
 }
 
 // Pi_prop: a = (A^r)^T [w_0 .. w_V] (14), here a_i = sum_k prop_t[i, k] w_k (prop_t [B, V, V]

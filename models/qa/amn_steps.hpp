@@ -44,13 +44,14 @@ struct Params {
 // The per-sample structures as constants on the tape (amn_structures.cpp), [T, ...] leading so that
 // sentence t is a view.
 struct Structures {
-  Var word_live;                  // [B, T, J, 1]  word is not nil
-  Var query_live;                 // [B, J, 1]
-  Var live;                       // [T, B, 1]     sentence t of sample b is real
-  Var onehot;                     // [T, B, V, J]  onehot[t, b, v, j] = [word j of sentence t is v]
-  Var fresh, again, seen, heard;  // [T, B, V, 1]
-  Var prop;                       // [T, B, V, V]
-  Var relevant;                   // [B, V]  1 + distance in the answer's component, else 0
+  Var word_live;   // [B, T, J, 1]  word is not nil
+  Var query_live;  // [B, J, 1]
+  Var live;        // [T, B, 1]     sentence t of sample b is real
+  Var onehot;      // [T, B, V, J]  onehot[t, b, v, j] = [word j of sentence t is v]
+  Var pick;  // [T, B, V, J]  onehot where v is "again" and j its first position (Pi_au's rows)
+  Var fresh, again, seen, heard;          // [T, B, V, 1]
+  Var prop;                               // [T, B, V, V]
+  Var relevant;                           // [B, V]  1 + distance in the answer's component, else 0
   double seen_count = 0, live_count = 0;  // sum of seen (on live sentences) and of live
 };
 
@@ -97,9 +98,9 @@ Var all_banks(Var seen, Var upper, bool migrate);
 // Eqs. 9-10: the decision H for probabilities p (see Settings: straight-through or detached,
 // sample or surrogate).
 Var decide(Var p, const Settings& set);
-// Eq. 13: Pi_au for sentence t.
+// Eq. 13: Pi_au for sentence t (pick_t [B, V, J]: Structures::pick).
 Var add_update(Tape& tape, const GruCell& au, Var w, Var dict, Var au_input_t, Var fresh_t,
-               Var again_t);
+               Var again_t, Var pick_t);
 // Eqs. 14-15: Pi_prop for sentence t.
 Var propagate(Tape& tape, const GruCell& prop, Var w, Var prop_t, Var heard_t);
 // Eq. 11: p_new [B, 1] from the last bank's entities, and which bank is last ([B, L], 0/1 when

@@ -39,6 +39,7 @@ Structures build_structures(Tape& tape, const Tensor& story, const Tensor& mask,
   st.query_live = tape.constant(Shape{b, j, 1}, dtype, 0.0);
   st.live = tape.constant(Shape{t_count, b, 1}, dtype, 0.0);
   st.onehot = tape.constant(Shape{t_count, b, v, j}, dtype, 0.0);
+  st.pick = tape.constant(Shape{t_count, b, v, j}, dtype, 0.0);
   st.fresh = tape.constant(Shape{t_count, b, v, 1}, dtype, 0.0);
   st.again = tape.constant(Shape{t_count, b, v, 1}, dtype, 0.0);
   st.seen = tape.constant(Shape{t_count, b, v, 1}, dtype, 0.0);
@@ -53,6 +54,7 @@ Structures build_structures(Tape& tape, const Tensor& story, const Tensor& mask,
   MG_DISPATCH(dtype, T, {
     T* live = tape.value(st.live.id).data<T>();
     T* onehot = tape.value(st.onehot.id).data<T>();
+    T* pick = tape.value(st.pick.id).data<T>();
     T* fresh = tape.value(st.fresh.id).data<T>();
     T* again = tape.value(st.again.id).data<T>();
     T* seen = tape.value(st.seen.id).data<T>();
@@ -68,9 +70,13 @@ Structures build_structures(Tape& tape, const Tensor& story, const Tensor& mask,
       for (int64_t t = 0; t < t_count; ++t) {
         const int64_t row = t * b + s;  // [t, s] of the [T, B, ...] constants
         live[row] = T(story_s.live[size_t(t)]);
+        const int32_t* words = scratch.ids.data() + (s * t_count + t) * j;
         for (int64_t w = 0; w < j; ++w) {
-          const int32_t id = scratch.ids[size_t((s * t_count + t) * j + w)];
-          if (id > 0) onehot[(row * v + id) * j + w] = T(1);
+          const int32_t id = words[w];
+          if (id <= 0) continue;
+          onehot[(row * v + id) * j + w] = T(1);
+          if (story_s.again[size_t(t * v + id)] && std::find(words, words + w, id) == words + w)
+            pick[(row * v + id) * j + w] = T(1);
         }
         for (int64_t i = 0; i < v; ++i) {
           fresh[row * v + i] = T(story_s.fresh[size_t(t * v + i)]);

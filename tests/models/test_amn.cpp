@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/gradcheck.hpp"
 #include "models/layers/rnn_cells.hpp"
 #include "models/qa/amn.hpp"
 #include "models/qa/amn_story.hpp"
@@ -432,6 +433,55 @@ struct EncoderRig {
             enc.question.value().to_vector()};
   }
 };
+
+TEST_CASE("amn Pi_au: a GRU on the sentence's entities gives a GRU over all V rows' states") {
+  // B = 2, T = 2 sentences of J = 3 words, V = 7, d = 3. Sentence 2 repeats a word ("3 5 3") and
+  // brings a new one ("4 6 4": 6 is fresh, 4 again), so pick must take each entity once.
+  ParameterSet ps{DType::f64};
+  Rng rng{8};
+  GruCell gru{ps, "au", 3, 3, rng};
+  Tensor story = Tensor::from(Shape{2, 2, 3}, DType::f64, {3, 5, 0, 3, 5, 3, 2, 4, 0, 4, 6, 4});
+  Tensor mask = Tensor::full(Shape{2, 2}, DType::f64, 1.0);
+  Tensor query = Tensor::from(Shape{2, 3}, DType::f64, {3, 0, 0, 2, 0, 0});
+  Tensor answer = Tensor::from(Shape{2}, DType::f64, {5, 4});
+  const Tensor w0 = random_tensor(rng, Shape{2, 7, 3}), dict0 = random_tensor(rng, Shape{2, 7, 3});
+  const Tensor au0 = random_tensor(rng, Shape{2, 1, 9}), up = random_tensor(rng, Shape{2, 7, 3});
+  // Every gradient of one formulation: w, dict, the projected input, then the GRU's parameters.
+  auto run = [&](bool picked, std::vector<double>& out) {
+    ps.zero_grad();
+    Tape tape;
+    amn::Scratch scratch;
+    const amn::Structures st =
+        amn::build_structures(tape, story, mask, query, &answer, 7, {}, scratch);
+    const auto at = [&](Var x, Shape shape) { return reshape(slice(x, 0, 1, 1), shape); };
+    const Var fresh = at(st.fresh, Shape{2, 7, 1}), again = at(st.again, Shape{2, 7, 1});
+    Var w = tape.input(w0, true), dict = tape.input(dict0, true), au = tape.input(au0, true);
+    Var y;
+    if (picked) {
+      y = amn::add_update(tape, gru, w, dict, au, fresh, again, at(st.pick, Shape{2, 7, 3}));
+    } else {  // the GRU over every entity's row, kept only where the entity is "again"
+      const Var w2 = where(fresh, dict, w);
+      const Var x = add(tape.constant(Shape{2, 7, 9}, DType::f64, 0.0), au);
+      const Var h = gru.step_projected(tape, reshape(x, Shape{14, 9}), reshape(w2, Shape{14, 3}));
+      y = where(again, reshape(h, Shape{2, 7, 3}), w2);
+    }
+    tape.backward(y, up);
+    out = y.value().to_vector();
+    for (Var v : {w, dict, au})
+      for (double g : v.grad().to_vector()) out.push_back(g);
+    for (size_t k = 0; k < ps.size(); ++k)
+      for (double g : ps[k].grad.to_vector()) out.push_back(g);
+  };
+  std::vector<double> all, picked;
+  run(false, all);
+  run(true, picked);
+  REQUIRE(all.size() == picked.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    CHECK(picked[i] == doctest::Approx(all[i]).epsilon(1e-13));
+  // The entities updated (3 and 5; 4) changed, the new one took its D row.
+  CHECK(picked[(0 * 7 + 3) * 3] != w0.at((0 * 7 + 3) * 3));
+  CHECK(picked[(1 * 7 + 6) * 3] == dict0.at((1 * 7 + 6) * 3));
+}
 
 TEST_CASE("amn gap 14: a nil word leaves the encoder's state and adds no output") {
   EncoderRig rig;
