@@ -3,45 +3,12 @@
 #include <iostream>
 
 #include "engine/checkpoint.hpp"
-#include "models/model.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 #include "tools/run_dir.hpp"
 #include "tools/trainer.hpp"
 
 namespace memgrad::cli {
-namespace {
-
-// --set KEY=VALUE items applied to rc.model_config; returns them as a JSON object. A key the model
-// does not have, or a value of another JSON type than the run's, is a usage error naming it.
-nlohmann::json override_model_settings(RunConfig& rc, const std::vector<std::string>& items) {
-  nlohmann::json changed = nlohmann::json::object(), defaults = nlohmann::json::object();
-  for (const ModelInfo& m : all_models())
-    if (m.name == rc.model) defaults = m.default_config;
-  for (const std::string& item : items) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw UsageError("--set " + item + ": expected KEY=VALUE");
-    const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
-    // A run saved before the key existed computed its default (or config_before's value).
-    if (!rc.model_config.contains(key) && defaults.contains(key))
-      rc.model_config[key] = defaults.at(key);
-    if (!rc.model_config.contains(key))
-      throw UsageError("--set " + item + ": model " + rc.model + " has no setting '" + key + "'");
-    nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
-    if (value.is_discarded()) value = text;  // a bare word: a string
-    const nlohmann::json& old = rc.model_config.at(key);
-    const bool same_type = old.is_number() ? value.is_number() : old.type() == value.type();
-    if (!same_type)
-      throw UsageError("--set " + item + ": " + key + " is " + std::string(old.type_name()) +
-                       " in the run (" + old.dump() + "), got " + value.type_name());
-    rc.model_config[key] = value;
-    changed[key] = value;
-  }
-  return changed;
-}
-
-}  // namespace
 
 int cmd_eval(const Words& words) {
   Args args(words, {"json", "help", "teacher-forcing"},
@@ -88,7 +55,7 @@ int cmd_eval(const Words& words) {
   RunConfig rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
   if (auto data = args.get("data")) rc.set_data_dir(*data);
   nlohmann::json changed = nlohmann::json::object();
-  if (auto settings = args.get_list("set")) changed = override_model_settings(rc, *settings);
+  if (auto settings = args.get_list("set")) changed = rc.override_model_settings(*settings);
   Trainer trainer(rc);
   trainer.load_parameters_from(dir.parameters());
   nlohmann::json metrics = trainer.evaluate(args.has("teacher-forcing"));

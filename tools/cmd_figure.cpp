@@ -20,7 +20,8 @@ namespace memgrad::cli {
 namespace {
 
 const char* kHelp =
-    "usage: memgrad figure NAME --checkpoint DIR [--sample N] --out FILE.svg|FILE.html\n"
+    "usage: memgrad figure NAME --checkpoint DIR [--sample N] [--set KEY=VALUE,...]\n"
+    "                      --out FILE.svg|FILE.html\n"
     "       memgrad figure NAME --checkpoint DIR[,DIR...] --out FILE.svg|FILE.html\n"
     "       memgrad figure --list\n\n"
     "Draws one of the papers' interpretability figures from one test sample of a trained run\n"
@@ -36,6 +37,7 @@ const char* kHelp =
     "                  sets in test_lmax order, babi its test questions in file order,\n"
     "                  mimic-drugs its test admissions as `memgrad inspect` does)\n"
     "  --data DIR      the data folder of a task that reads one (default: the run's)\n"
+    "  --set KEY=VALUE,...  a model setting other than the run's, as `memgrad eval --set`\n"
     "  --threads N     TBB threads";
 
 std::string join(const std::vector<std::string>& words) {
@@ -113,7 +115,7 @@ int draw_run_figure(const FigureInfo& info, const std::string& list, const std::
 }  // namespace
 
 int cmd_figure(const Words& words) {
-  Args args(words, {"list", "help"}, {"checkpoint", "sample", "out", "data", "threads"});
+  Args args(words, {"list", "help"}, {"checkpoint", "sample", "out", "data", "threads", "set"});
   if (args.has("help")) {
     std::puts(kHelp);
     return 0;
@@ -137,6 +139,7 @@ int cmd_figure(const Words& words) {
   threads_option(args);
   if (info.draw_runs) {
     if (args.has("sample")) throw UsageError("figure " + info.name + " takes no --sample");
+    if (args.has("set")) throw UsageError("figure " + info.name + " takes no --set");
     return draw_run_figure(info, *dir_path, *out_path);
   }
 
@@ -144,6 +147,7 @@ int cmd_figure(const Words& words) {
   RunConfig rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
   check_applies(info, rc, *dir_path);
   if (auto data = args.get("data")) rc.set_data_dir(*data);
+  if (auto settings = args.get_list("set")) rc.override_model_settings(*settings);
   rc.train["shards"] = 1;      // one sample, one tape
   rc.train["iterations"] = 1;  // (the Trainer wants a length; nothing is trained)
   rc.train["epochs"] = 0;

@@ -59,6 +59,8 @@ const char* kHelp =
     "                     panel of the events kept, and Fig. 3 (the read gate g_t per hop);\n"
     "                     then the model's figures of `memgrad figure --list`\n"
     "  --data DIR         the data folder of a task that reads one\n"
+    "  --set KEY=VALUE,.. with --checkpoint: a model setting other than the run's, as\n"
+    "                     `memgrad eval --set` (amn: inference_decisions=most_likely)\n"
     "  --detect-anomaly   name the op that makes the first NaN or infinity\n"
     "  --threads N        TBB threads\n\n"
     "Recording turns the models' row packing off (every sample steps, ended ones are blended),\n"
@@ -101,7 +103,7 @@ int cmd_inspect(const Words& arguments) {
   std::vector<std::string> given;  // run flags on the command line (without --checkpoint)
   bool json = false;
   if (checkpoint_dir) {
-    Args args(words, {"json", "help"}, {"threads", "data"});
+    Args args(words, {"json", "help"}, {"threads", "data", "set"});
     if (args.has("help")) {
       std::puts(kHelp);
       return 0;
@@ -113,6 +115,7 @@ int cmd_inspect(const Words& arguments) {
     if (dir.path.empty()) throw UsageError("--checkpoint needs a run directory");
     rc = RunConfig::from_json(dir.read_json(dir.config()), dir.config());
     if (auto data = args.get("data")) rc->set_data_dir(*data);
+    if (auto settings = args.get_list("set")) rc->override_model_settings(*settings);
     checkpoint = dir.parameters();
     json = args.has("json");
   } else {

@@ -168,6 +168,31 @@ void check_types(const nlohmann::json& group, const nlohmann::json& defaults, co
 
 }  // namespace
 
+nlohmann::json RunConfig::override_model_settings(const std::vector<std::string>& items) {
+  nlohmann::json changed = nlohmann::json::object();
+  const nlohmann::json& defaults = model_info(model).default_config;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw UsageError("--set " + item + ": expected KEY=VALUE");
+    const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
+    // A run saved before the key existed computed its default (or config_before's value).
+    if (!model_config.contains(key) && defaults.contains(key)) model_config[key] = defaults.at(key);
+    if (!model_config.contains(key))
+      throw UsageError("--set " + item + ": model " + model + " has no setting '" + key + "'");
+    nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+    if (value.is_discarded()) value = text;  // a bare word: a string
+    const nlohmann::json& old = model_config.at(key);
+    const bool same_type = old.is_number() ? value.is_number() : old.type() == value.type();
+    if (!same_type)
+      throw UsageError("--set " + item + ": " + key + " is " + std::string(old.type_name()) +
+                       " in the run (" + old.dump() + "), got " + value.type_name());
+    model_config[key] = value;
+    changed[key] = value;
+  }
+  return changed;
+}
+
 RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& source) {
   try {
     RunConfig c;

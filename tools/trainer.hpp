@@ -38,6 +38,10 @@ struct RunConfig {
   // Points a data task at another data folder (--data for a saved run); an Error if the task
   // reads none.
   void set_data_dir(const std::string& dir);
+  // `--set KEY=VALUE` items of eval, inspect and figure on a saved run: each changes a model
+  // setting (KEY one of the model's config keys; VALUE JSON of the same type, a bare word a
+  // string). Returns the settings changed as {KEY: VALUE}. UsageError naming the item otherwise.
+  nlohmann::json override_model_settings(const std::vector<std::string>& items);
 };
 
 // Where the run's log.jsonl stood when a checkpoint was written, so that a resumed run writes

@@ -150,4 +150,19 @@ TEST_CASE("eval --set: an amn run with most_likely decisions; bad keys and value
     CHECK(r.code == 2);
     CHECK(r.error.find(says) != std::string::npos);
   }
+  // inspect and figure take the same --set on a saved run.
+  const std::string svg = (tmp.path / "banks.svg").string();
+  for (const char* item : {"inference_decisions=most_likely", "nope=1"}) {
+    CAPTURE(item);
+    const bool good = std::string(item) != "nope=1";
+    fs::remove(svg);
+    const Run i = run(cmd_inspect,
+                      {"--checkpoint", ckpt, "--threads", "1", "--only", "p_move", "--set", item});
+    CHECK(i.code == (good ? 0 : 2));
+    const Run f = run(cmd_figure, {"amn-fig3", "--checkpoint", ckpt, "--threads", "1", "--set",
+                                   item, "--out", svg});
+    CHECK(f.code == (good ? 0 : 2));
+    CHECK(fs::exists(svg) == good);
+    if (!good) CHECK(f.error.find("has no setting 'nope'") != std::string::npos);
+  }
 }

@@ -68,11 +68,14 @@ TEST_CASE("figures cmemnn-fig3 and kb-hops on codiesp-kb runs") {
   CHECK(contains(h, "Attention p_i"));
   CHECK(contains(h, "hop 4"));
 
-  // Errors: a sample for a figure of logs, an empty run in the list, a run of a log without
-  // dev P@5 lines, a figure of another model's runs.
+  // Errors: a sample or a setting for a figure of logs, an empty run in the list, a run of a log
+  // without dev P@5 lines, a figure of another model's runs.
   Run r = run(cmd_figure, {"cmemnn-fig3", "--checkpoint", c, "--sample", "1", "--out", fig3});
   CHECK(r.code == 2);
   CHECK(r.error == "figure cmemnn-fig3 takes no --sample");
+  r = run(cmd_figure, {"cmemnn-fig3", "--checkpoint", c, "--set", "hops=2", "--out", fig3});
+  CHECK(r.code == 2);
+  CHECK(r.error == "figure cmemnn-fig3 takes no --set");
   CHECK(run(cmd_figure, {"cmemnn-fig3", "--checkpoint", c + ",", "--out", fig3}).code == 2);
   std::ofstream(fs::path(e) / "log.jsonl") << "{\"step\": 0, \"loss\": 1}\n";
   r = run(cmd_figure, {"cmemnn-fig3", "--checkpoint", c + "," + e, "--out", fig3});
