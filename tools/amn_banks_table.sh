@@ -5,7 +5,9 @@
 # the banks required (the smallest k within 1 error point of all banks), the test error from the
 # required banks and from all, the entity ratio (entities read / distinct story entities) at one
 # bank, at the required banks and at all, and how much faster the bank reading and the whole
-# decode are from the required banks than from all. Markdown on stdout. Needs jq.
+# decode are from the required banks than from all, and the fewest banks that pass the task (error
+# below 5 %: "passing", with their entity ratio and decode speedup; "-" when no k passes or the run
+# predates the figure). Markdown on stdout. Needs jq.
 #   tools/amn_banks_table.sh RUNS_DIR      (RUNS_DIR/taskT/metrics.json, T = 1..20)
 set -euo pipefail
 export LC_ALL=C
@@ -25,9 +27,11 @@ for t in $(seq 1 20); do
     def r(x; n): (x * n | round) / n;
     .model as $m | ($m.per_k | map(select(.k == $m.required_banks))[0]) as $q
     | $m.per_k[-1] as $a | $m.per_k[0] as $one
-    | "| \($t) | \(r($m.banks_created; 100)) | \($m.required_banks) | \(r($q.error; 10)) / \(r($a.error; 10)) | \(r($one.entity_ratio; 100)) / \(r($q.entity_ratio; 100)) / \(r($a.entity_ratio; 100)) | \(r($m.speedup_read; 10))x / \(r($m.speedup_decode; 10))x |"' "$m")$'\n'
+    | (if $m.passing == null then "-" else
+        "\($m.passing.banks) / \(r($m.passing.entity_ratio; 100)) / \(r($m.passing.speedup_decode; 10))x" end) as $p
+    | "| \($t) | \(r($m.banks_created; 100)) | \($m.required_banks) | \(r($q.error; 10)) / \(r($a.error; 10)) | \(r($one.entity_ratio; 100)) / \(r($q.entity_ratio; 100)) / \(r($a.entity_ratio; 100)) | \(r($m.speedup_read; 10))x / \(r($m.speedup_decode; 10))x | \($p) |"' "$m")$'\n'
 done
 [ -n "$table" ] || { echo "$me: no taskT/metrics.json in $dir" >&2; exit 2; }
-echo "| task | banks created | required | error % (required / all) | entity ratio (1 bank / required / all) | speedup read / decode |"
-echo "|---|---|---|---|---|---|"
+echo "| task | banks created | required | error % (required / all) | entity ratio (1 bank / required / all) | speedup read / decode | to pass (< 5 %): banks / ratio / decode speedup |"
+echo "|---|---|---|---|---|---|---|"
 printf '%s' "$table"

@@ -138,7 +138,25 @@ void InferenceStats::add(const FinalState& f) {
   });
 }
 
-nlohmann::json InferenceStats::json() const {
+nlohmann::json passing_banks(const nlohmann::json& per_k, double pass_line) {
+  if (per_k.empty()) return nullptr;
+  const nlohmann::json& all = per_k.back();
+  const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  for (const nlohmann::json& row : per_k) {
+    const double error = row.at("error").get<double>();
+    if (error >= pass_line) continue;
+    return {
+        {"banks", row.at("k")},
+        {"error", error},
+        {"entity_ratio", row.at("entity_ratio")},
+        {"speedup_read", ratio(all.at("read_ms").get<double>(), row.at("read_ms").get<double>())},
+        {"speedup_decode",
+         ratio(all.at("decode_ms").get<double>(), row.at("decode_ms").get<double>())}};
+  }
+  return nullptr;
+}
+
+nlohmann::json InferenceStats::json(double pass_line) const {
   const double n = double(std::max<int64_t>(questions_, 1));
   nlohmann::json per_k = nlohmann::json::array();
   const size_t all = size_t(std::max<int64_t>(banks_ - 1, 0));
@@ -165,6 +183,8 @@ nlohmann::json InferenceStats::json() const {
           {"required_banks", required},
           {"speedup_read", banks_ ? ratio(read_s_[all], read_s_[r]) : 0.0},
           {"speedup_decode", banks_ ? ratio(decode_s_[all], decode_s_[r]) : 0.0},
+          {"pass_line", pass_line},
+          {"passing", passing_banks(per_k, pass_line)},
           {"definition",
            "decoded again outside the tape from the last k existing banks (k = 1..max_banks; "
            "k = max_banks = all): error (%), entity_ratio = entities read (summed over the banks "
@@ -172,7 +192,8 @@ nlohmann::json InferenceStats::json() const {
            "decode_ms = Eqs. 16-19 summed over the questions (each the fastest of 5 runs), one "
            "thread; required_banks = the "
            "smallest k with error within 1 point of all banks'; speedups = all banks' time / "
-           "required banks' time"}};
+           "required banks' time; passing = the smallest k with error below pass_line (%, the "
+           "bAbI pass line), its error, ratio and speedups (null: no k passes)"}};
 }
 
 }  // namespace memgrad::qa::amn

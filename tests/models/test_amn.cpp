@@ -873,6 +873,36 @@ TEST_CASE("amn inference stats: the gathered decode answers as the tape's, from 
   }
 }
 
+TEST_CASE("amn inference stats: passing = the fewest last banks whose error is below the line") {
+  auto row = [](int k, double error, double ratio, double read, double decode) {
+    return nlohmann::json{{"k", k},
+                          {"error", error},
+                          {"entity_ratio", ratio},
+                          {"read_ms", read},
+                          {"decode_ms", decode}};
+  };
+  const nlohmann::json per_k = {row(1, 7.5, 0.7, 1.0, 2.0), row(2, 3.9, 1.6, 2.0, 3.0),
+                                row(3, 4.9, 2.4, 3.0, 4.0), row(4, 0.0, 3.2, 4.0, 6.0)};
+  const nlohmann::json p = qa::amn::passing_banks(per_k, 5.0);
+  CHECK(p.at("banks") == 2);  // k = 1 fails (7.5 %); k = 2 is the first below 5 %
+  CHECK(p.at("error") == 3.9);
+  CHECK(p.at("entity_ratio") == 1.6);
+  CHECK(p.at("speedup_read").get<double>() == doctest::Approx(2.0));
+  CHECK(p.at("speedup_decode").get<double>() == doctest::Approx(2.0));
+  CHECK(qa::amn::passing_banks(per_k, 8.0).at("banks") == 1);
+  CHECK(qa::amn::passing_banks(per_k, 3.9).at("banks") == 4);  // "below": 3.9 does not pass
+  CHECK(qa::amn::passing_banks(per_k, 0.0).is_null());         // no k passes
+  CHECK(qa::amn::passing_banks(nlohmann::json::array(), 5.0).is_null());
+  // A model's stats carry it, computed from their own per_k at bAbI's line.
+  Amn model(tiny("sampled-decisions-loss-only"), DType::f64, 5);
+  model.reset_inference_stats();
+  Tape tape;
+  model.forward(tape, check_batch(), ForwardOptions{.training = false});
+  const nlohmann::json stats = model.inference_stats();
+  CHECK(stats.at("pass_line") == 5.0);
+  CHECK(stats.at("passing") == qa::amn::passing_banks(stats.at("per_k"), 5.0));
+}
+
 TEST_CASE("amn ablation: propagation false skips Pi_prop, the word graph's GRU is never used") {
   const Batch batch = check_batch();
   // The loss with the propagation GRU's weights as initialised, then all scaled by 3.
