@@ -16,6 +16,9 @@ double seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// How many times faster `part` is than `all` (0 when part took no time).
+double speedup(double all, double part) { return part > 0 ? all / part : 0.0; }
+
 }  // namespace
 
 void InferenceStats::reset(int64_t banks) {
@@ -141,7 +144,6 @@ void InferenceStats::add(const FinalState& f) {
 nlohmann::json passing_banks(const nlohmann::json& per_k, double pass_line) {
   if (per_k.empty()) return nullptr;
   const nlohmann::json& all = per_k.back();
-  const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   for (const nlohmann::json& row : per_k) {
     const double error = row.at("error").get<double>();
     if (error >= pass_line) continue;
@@ -149,14 +151,14 @@ nlohmann::json passing_banks(const nlohmann::json& per_k, double pass_line) {
         {"banks", row.at("k")},
         {"error", error},
         {"entity_ratio", row.at("entity_ratio")},
-        {"speedup_read", ratio(all.at("read_ms").get<double>(), row.at("read_ms").get<double>())},
+        {"speedup_read", speedup(all.at("read_ms").get<double>(), row.at("read_ms").get<double>())},
         {"speedup_decode",
-         ratio(all.at("decode_ms").get<double>(), row.at("decode_ms").get<double>())}};
+         speedup(all.at("decode_ms").get<double>(), row.at("decode_ms").get<double>())}};
   }
   return nullptr;
 }
 
-nlohmann::json InferenceStats::json(double pass_line) const {
+nlohmann::json InferenceStats::json() const {
   const double n = double(std::max<int64_t>(questions_, 1));
   nlohmann::json per_k = nlohmann::json::array();
   const size_t all = size_t(std::max<int64_t>(banks_ - 1, 0));
@@ -175,16 +177,15 @@ nlohmann::json InferenceStats::json(double pass_line) const {
                      {"decode_ms", 1e3 * decode_s_[i]}});
   }
   const size_t r = size_t(std::max<int64_t>(required - 1, 0));
-  const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   return {{"questions", questions_},
           {"banks_created", created_ / n},
           {"entities", entities_ / n},
           {"per_k", per_k},
           {"required_banks", required},
-          {"speedup_read", banks_ ? ratio(read_s_[all], read_s_[r]) : 0.0},
-          {"speedup_decode", banks_ ? ratio(decode_s_[all], decode_s_[r]) : 0.0},
-          {"pass_line", pass_line},
-          {"passing", passing_banks(per_k, pass_line)},
+          {"speedup_read", banks_ ? speedup(read_s_[all], read_s_[r]) : 0.0},
+          {"speedup_decode", banks_ ? speedup(decode_s_[all], decode_s_[r]) : 0.0},
+          {"pass_line", kPassLine},
+          {"passing", passing_banks(per_k, kPassLine)},
           {"definition",
            "decoded again outside the tape from the last k existing banks (k = 1..max_banks; "
            "k = max_banks = all): error (%), entity_ratio = entities read (summed over the banks "

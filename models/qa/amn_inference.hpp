@@ -19,6 +19,9 @@ struct FinalState {
   double temperature = 1.0;                           // e^{tau m}: tau (1 for "exp")
 };
 
+// bAbI's pass line, error in % (tasks/babi.cpp's kFailPercent; a model may not include a task).
+constexpr double kPassLine = 5.0;
+
 // The fewest last banks that pass the task: the first row of per_k (InferenceStats::json's,
 // k = 1 .. L) whose error is below pass_line (%), as {"banks", "error", "entity_ratio",
 // "speedup_read", "speedup_decode"} (speedups over the last row, all banks); null if none.
@@ -35,10 +38,10 @@ class InferenceStats {
   //  "decode_ms" (16-19), "banks_read" (mean)} ...], "required_banks", "speedup_read",
   //  "speedup_decode"}: required_banks is the smallest k whose error is within 1 point of the
   //  error with all banks (docs/amn.md, gap 10); the speedups are all banks' time over its.
-  //  "passing": the smallest k whose error is below pass_line (bAbI's pass line, 5 %) with its
+  //  "passing": the smallest k whose error is below kPassLine with its
   //  "error", "entity_ratio" and speedups, or null when no k passes (the planning notes' reading
   //  of "required": the banks needed to pass the task).
-  nlohmann::json json(double pass_line = 5.0) const;
+  nlohmann::json json() const;
 
  private:
   int64_t banks_ = 0, questions_ = 0;
