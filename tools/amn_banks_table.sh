@@ -6,7 +6,7 @@
 # required banks and from all, the entity ratio (entities read / distinct story entities) at one
 # bank, at the required banks and at all, and how much faster the bank reading and the whole
 # decode are from the required banks than from all, and the fewest banks that pass the task (error
-# below 5 %: "passing", with their entity ratio and decode speedup; "-" when no k passes or the run
+# at most 5 %: "passing", with their entity ratio and decode speedup; "-" when no k passes or the run
 # predates the figure). Markdown on stdout. Needs jq.
 #   tools/amn_banks_table.sh RUNS_DIR      (RUNS_DIR/taskT/metrics.json, T = 1..20)
 set -euo pipefail
@@ -32,6 +32,6 @@ for t in $(seq 1 20); do
     | "| \($t) | \(r($m.banks_created; 100)) | \($m.required_banks) | \(r($q.error; 10)) / \(r($a.error; 10)) | \(r($one.entity_ratio; 100)) / \(r($q.entity_ratio; 100)) / \(r($a.entity_ratio; 100)) | \(r($m.speedup_read; 10))x / \(r($m.speedup_decode; 10))x | \($p) |"' "$m")$'\n'
 done
 [ -n "$table" ] || { echo "$me: no taskT/metrics.json in $dir" >&2; exit 2; }
-echo "| task | banks created | required | error % (required / all) | entity ratio (1 bank / required / all) | speedup read / decode | to pass (< 5 %): banks / ratio / decode speedup |"
+echo "| task | banks created | required | error % (required / all) | entity ratio (1 bank / required / all) | speedup read / decode | to pass (<= 5 %): banks / ratio / decode speedup |"
 echo "|---|---|---|---|---|---|---|"
 printf '%s' "$table"

@@ -23,8 +23,9 @@ struct FinalState {
 constexpr double kPassLine = 5.0;
 
 // The fewest last banks that pass the task: the first row of per_k (InferenceStats::json's,
-// k = 1 .. L) whose error is below pass_line (%), as {"banks", "error", "entity_ratio",
-// "speedup_read", "speedup_decode"} (speedups over the last row, all banks); null if none.
+// k = 1 .. L) whose error is at most pass_line (%; bAbI fails a task above it), as {"banks",
+// "error", "entity_ratio", "speedup_read", "speedup_decode"} (speedups over the last row, all
+// banks); null if none.
 nlohmann::json passing_banks(const nlohmann::json& per_k, double pass_line);
 
 class InferenceStats {
@@ -38,7 +39,7 @@ class InferenceStats {
   //  "decode_ms" (16-19), "banks_read" (mean)} ...], "required_banks", "speedup_read",
   //  "speedup_decode"}: required_banks is the smallest k whose error is within 1 point of the
   //  error with all banks (docs/amn.md, gap 10); the speedups are all banks' time over its.
-  //  "passing": the smallest k whose error is below kPassLine with its
+  //  "passing": the smallest k whose error is at most kPassLine with its
   //  "error", "entity_ratio" and speedups, or null when no k passes (the planning notes' reading
   //  of "required": the banks needed to pass the task).
   nlohmann::json json() const;
