@@ -27,6 +27,7 @@ const nlohmann::json kDefaults = {
     {"prop_hops", 2},                  // r of Eq. 14 (gap 6)
     {"recency", 1.0},                  // extra weight of the current sentence's edges (gap 5)
     {"relevance_decay", 1.0},          // E[s] of a node k edges from the answer: x decay^k (gap 7)
+    {"relevance_graph", "component"},  // E[s]'s relevant nodes (gap 7): "component", "ancestors"
     {"relevance_gate", "similarity"},  // Eq. 6 (gap 1): "similarity" or "literal"
     {"move_prob", "linear"},           // Eq. 12 (gap 2): "linear" or "strength"
     {"bank_moves", "copy"},            // Eq. 12 (gap 15): "copy", "migrate" or "filter"
@@ -94,6 +95,10 @@ Amn::Amn(const nlohmann::json& user, DType dtype, uint64_t seed)
   dropout_ = layers::config_dropout(c, kName);
   graph_.recency = c.at("recency").get<double>();
   MG_CHECK(graph_.recency >= 0, kName, ": recency must be >= 0, got ", graph_.recency);
+  graph_.relevance =
+      layers::config_choice(c, kName, "relevance_graph", {"component", "ancestors"}) == "ancestors"
+          ? qa::RelevanceGraph::ancestors
+          : qa::RelevanceGraph::component;
   relevance_decay_ = c.at("relevance_decay").get<double>();
   MG_CHECK(relevance_decay_ > 0 && relevance_decay_ <= 1, kName,
            ": relevance_decay must be in (0, 1], got ", relevance_decay_);

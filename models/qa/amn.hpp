@@ -67,7 +67,12 @@
 //      "weighted with a deterministic function of distance from a" (§4.4) has no formula:
 //      "relevance_decay" g multiplies a relevant entity's draw by g^k, k its distance from the
 //      answer in the word graph with edges taken both ways; default 1 (no weighting, the
-//      results before 2026-11-27), docs/results/amn.md has the runs with g < 1.
+//      results before 2026-11-27), docs/results/amn.md has the runs with g < 1. "Connected to
+//      the answer node a in a directed graph": "relevance_graph": "component" (the default, the
+//      results before 2026-11-29) takes a's undirected component, which in bAbI is nearly the
+//      whole story (every sentence shares "to the"); "ancestors" only the nodes with a directed
+//      path to a, distances along it, so that the other locations (sinks of their sentences'
+//      paths) are no longer relevant.
 //   8. L_b's target p^(1 / (beta |l_i|)) with |l_i| = t + 1 (the sentence step): "p_hat" 0.8,
 //      "beta" 0.25 (transitive tasks: set p_hat 0.2 by flag; not automatic).
 //   9. d unspecified: "embedding_dim" 50.

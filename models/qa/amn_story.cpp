@@ -8,12 +8,16 @@
 namespace memgrad::qa {
 namespace {
 
+// Which way a search follows the edges of A: along them, against them (to the nodes that reach
+// the start), or both ways.
+enum class Direction { along, against, both };
+
 // Breadth-first search from the nodes marked in `frontier` over `edge` (edge[a * V + b]: a -> b),
-// `directed` or both ways, at most `depth` steps (depth < 0: unbounded); marks every node reached
+// in `direction`, at most `depth` steps (depth < 0: unbounded); marks every node reached
 // in `reach` (the start nodes only if reached again) with 1, or with `levels` with 2 + the step
 // that reached it (1 + its distance from the start nodes, capped at 255).
 void search(const std::vector<uint8_t>& edge, std::span<const int32_t> nodes, int64_t v,
-            int64_t depth, bool directed, std::vector<uint8_t>& frontier,
+            int64_t depth, Direction direction, std::vector<uint8_t>& frontier,
             std::vector<uint8_t>& next, uint8_t* reach, bool levels = false) {
   for (int64_t step = 0; depth < 0 || step < depth; ++step) {
     bool any = false;
@@ -22,7 +26,8 @@ void search(const std::vector<uint8_t>& edge, std::span<const int32_t> nodes, in
     for (int32_t a : nodes) {
       if (!frontier[size_t(a)]) continue;
       for (int32_t b : nodes) {
-        const bool linked = edge[size_t(a * v + b)] || (!directed && edge[size_t(b * v + a)]);
+        const bool linked = (direction != Direction::against && edge[size_t(a * v + b)]) ||
+                            (direction != Direction::along && edge[size_t(b * v + a)]);
         if (linked && !reach[b]) reach[b] = mark, next[size_t(b)] = 1, any = true;
       }
     }
@@ -109,7 +114,8 @@ void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> li
       std::fill(out.reach.begin(), out.reach.end(), uint8_t(0));
       std::fill(out.frontier.begin(), out.frontier.end(), uint8_t(0));
       out.frontier[size_t(k)] = 1;
-      search(out.edge, out.nodes, v, options.hops, true, out.frontier, out.next, out.reach.data());
+      search(out.edge, out.nodes, v, options.hops, Direction::along, out.frontier, out.next,
+             out.reach.data());
       for (int32_t i : out.nodes)
         if (i != k)
           p[i * v + k] =
@@ -124,7 +130,8 @@ void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> li
     }
   }
 
-  // E[s]'s relevant group: the answer's component, or the question words' when it is absent.
+  // E[s]'s relevant group: the answer's component (or the nodes that reach it), or the question
+  // words' when it is absent.
   if (answer < 0) return;
   MG_CHECK(answer < v, "amn: answer id ", answer, " is not in [0, ", v, ")");
   std::fill(out.frontier.begin(), out.frontier.end(), uint8_t(0));
@@ -136,10 +143,12 @@ void build_amn_story(std::span<const int32_t> words, std::span<const uint8_t> li
       if (id > 0 && known[size_t(id)]) out.frontier[size_t(id)] = 1;
     }
   }
-  // relevant[i] = 1 + i's distance from the start nodes (both ways along the edges), so that E[s]
-  // can be weighted by distance (gap 7).
+  // relevant[i] = 1 + i's distance from the start nodes, so that E[s] can be weighted by distance
+  // (gap 7).
   for (int64_t i = 0; i < v; ++i) out.relevant[size_t(i)] = out.frontier[size_t(i)];
-  search(out.edge, out.nodes, v, -1, false, out.frontier, out.next, out.relevant.data(), true);
+  const Direction way =
+      options.relevance == RelevanceGraph::ancestors ? Direction::against : Direction::both;
+  search(out.edge, out.nodes, v, -1, way, out.frontier, out.next, out.relevant.data(), true);
 }
 
 }  // namespace memgrad::qa

@@ -175,7 +175,9 @@ TEST_CASE("amn story: propagation weights are the r-hop in-neighbours with recen
   CHECK(prop_at(one, 1, 3, 1) == 0.0);
 }
 
-TEST_CASE("amn story: E[s]'s relevant group is the answer's component, else the question's") {
+TEST_CASE(
+    "amn story: E[s]'s relevant group is the answer's component (or ancestors), else the "
+    "question's") {
   HandStory h;
   AmnStory s;
   build_amn_story(h.words, h.live, 4, h.query, 5, 9, {}, s);
@@ -185,6 +187,14 @@ TEST_CASE("amn story: E[s]'s relevant group is the answer's component, else the 
   // the nearest.
   build_amn_story(h.words, h.live, 4, h.query, 8, 9, {}, s);
   CHECK(s.relevant == std::vector<uint8_t>{0, 1, 2, 3, 3, 3, 1, 2, 0});
+  // Gap 7's "ancestors" reading: only the nodes with a directed path to the answer 5 (2, then 1
+  // and 4); 3, a sink beside it, and the other component (6 -> 7) are not relevant.
+  const AmnGraphOptions ancestors{.relevance = RelevanceGraph::ancestors};
+  build_amn_story(h.words, h.live, 4, h.query, 5, 9, ancestors, s);
+  CHECK(s.relevant == std::vector<uint8_t>{0, 3, 2, 0, 3, 1, 0, 0, 0});
+  // No story answer: the question's words 1 and 6 themselves (no node reaches either).
+  build_amn_story(h.words, h.live, 4, h.query, 8, 9, ancestors, s);
+  CHECK(s.relevant == std::vector<uint8_t>{0, 1, 0, 0, 0, 0, 1, 0, 0});
   h.words[2] = 9;
   CHECK_THROWS_WITH_AS(build_amn_story(h.words, h.live, 4, h.query, 5, 9, {}, s),
                        doctest::Contains("amn: word id 9 at sentence 0, word 2"), Error);
@@ -372,6 +382,9 @@ TEST_CASE("amn gap 7 and 8: E[s] targets and the Bernoulli KL") {
   bad["relevance_decay"] = 0.0;
   CHECK_THROWS_WITH_AS(Amn(bad, DType::f64, 1),
                        doctest::Contains("relevance_decay must be in (0, 1], got 0"), Error);
+  bad = tiny();
+  bad["relevance_graph"] = "descendants";
+  CHECK_THROWS_WITH_AS(Amn(bad, DType::f64, 1), doctest::Contains("relevance_graph"), Error);
 
   Tensor p = Tensor::zeros(Shape{1, 2}, DType::f64), q = Tensor::zeros(Shape{1, 2}, DType::f64),
          mask = Tensor::zeros(Shape{1, 2}, DType::f64);
