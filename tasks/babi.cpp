@@ -572,7 +572,7 @@ class BabiTask : public Task {
     nlohmann::json failed = nlohmann::json::array();
     for (const auto& [task, err] : sum.task_error_percent) {
       errors[std::to_string(task)] = err;
-      if (err > kFailPercent) failed.push_back(task);
+      if (err > metrics::kBabiFailPercent) failed.push_back(task);
     }
     for (const auto& [task, c] : counts) questions[std::to_string(task)] = c.total;
     nlohmann::json train_sets = nlohmann::json::object();
@@ -671,8 +671,6 @@ class BabiTask : public Task {
   const babi::Data& data() const { return data_; }
 
  private:
-  static constexpr double kFailPercent = 5.0;
-
   // Answer counts per task of a split's samples (no noise); with `answered`, every question's
   // answer too.
   babi::TaskCounts score(const Predictor& predict, Split split, int64_t batch_size, DType dtype,

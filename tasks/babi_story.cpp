@@ -165,9 +165,6 @@ namespace {
 // users of the run's seed.
 constexpr uint64_t kStorySalt = 0xbab1'0000'5709'0001ULL;
 
-// A task fails at an error above this (%), as metrics::summarize_babi counts.
-constexpr double kFailPercent = 5.0;
-
 // The fewest stories an evaluation batch may hold (see StoryTask::score).
 constexpr int64_t kEvalStories = 32;
 
@@ -261,7 +258,7 @@ class StoryTask : public Task {
     m["per_task_error"] = m["task_errors"];
     nlohmann::json failed = nlohmann::json::array(), train_sets = nlohmann::json::object();
     for (const auto& [task, err] : sum.task_error_percent)
-      if (err > kFailPercent) failed.push_back(task);
+      if (err > metrics::kBabiFailPercent) failed.push_back(task);
     m["failed_task_ids"] = failed;
     for (int task : data_.train_from_en) train_sets[std::to_string(task)] = "en";
     m["babi_set"] = data_.set;

@@ -19,7 +19,8 @@ struct FinalState {
   double temperature = 1.0;                           // e^{tau m}: tau (1 for "exp")
 };
 
-// bAbI's pass line, error in % (tasks/babi.cpp's kFailPercent; a model may not include a task).
+// bAbI's pass line, error in % (tasks/metrics.hpp's kBabiFailPercent; a model may not include a
+// task).
 constexpr double kPassLine = 5.0;
 
 // The fewest last banks that pass the task: the first row of per_k (InferenceStats::json's,
