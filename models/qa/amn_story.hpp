@@ -25,14 +25,13 @@ struct AmnGraphOptions {
 // T sentences and a vocabulary of V ids (0 = nil, never an entity).
 struct AmnStory {
   int64_t sentences = 0, vocab = 0;
-  std::vector<uint8_t> live;   // [T]      sentence t is real (not a padding slot)
-  std::vector<uint8_t> fresh;  // [T, V]   v first appears in sentence t: enters m_0 with D[v]
-  std::vector<uint8_t> again;  // [T, V]   v is in sentence t and was seen before: GRU update
-  std::vector<uint8_t> seen;   // [T, V]   v appeared in sentences 0..t (the entities of m_0)
-  std::vector<uint8_t> heard;  // [T, V]   v has an in-neighbour within r hops after sentence t
-  std::vector<double> prop;    // [T, V, V] row i: weights of the nodes k whose states a_i sums
-  std::vector<uint8_t>
-      relevant;  // [V]      0: not related to the answer (gap 7); else 1 + distance
+  std::vector<uint8_t> live;      // [T]      sentence t is real (not a padding slot)
+  std::vector<uint8_t> fresh;     // [T, V]   v first appears in sentence t: enters m_0 with D[v]
+  std::vector<uint8_t> again;     // [T, V]   v is in sentence t and was seen before: GRU update
+  std::vector<uint8_t> seen;      // [T, V]   v appeared in sentences 0..t (the entities of m_0)
+  std::vector<uint8_t> heard;     // [T, V]   v has an in-neighbour within r hops after sentence t
+  std::vector<double> prop;       // [T, V, V] row i: weights of the nodes k whose states a_i sums
+  std::vector<uint8_t> relevant;  // [V]      0: not related to the answer; else 1 + distance
   // Scratch of the builder (kept so that a reused AmnStory does not allocate).
   std::vector<uint8_t> edge, current, reach, frontier, next, known;
   std::vector<int32_t> nodes, path;
