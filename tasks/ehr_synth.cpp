@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "engine/rng.hpp"
 #include "tasks/metrics.hpp"
 
@@ -402,7 +403,7 @@ std::vector<T> read_rules(const std::string& dir, Read read) {
   if (!in) return {};
   std::vector<T> out;
   try {
-    read(nlohmann::json::parse(in), out);
+    read(parse_json(in), out);
   } catch (const nlohmann::json::exception& e) {
     fail(path.string(), ": not the rules.json of `memgrad ehr-gen` (", e.what(), ")");
   }

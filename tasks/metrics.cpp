@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 
 namespace memgrad::metrics {
@@ -566,7 +567,7 @@ void add_csv_line(TableBuilder& builder, std::size_t line, std::string_view text
 void add_jsonl_line(TableBuilder& builder, std::size_t line, std::string_view text) {
   std::vector<Cell> cells;
   try {
-    const nlohmann::json row = nlohmann::json::parse(text);
+    const nlohmann::json row = parse_json(text);
     if (!row.is_array()) builder.fail(line, "expected a JSON array, found " + quote(row.dump()));
     for (const auto& cell : row) {
       const bool number = cell.is_number();

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/checkpoint.hpp"
+#include "engine/json_text.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 #include "tools/figures/figure.hpp"
@@ -74,7 +75,7 @@ RunLog read_run_log(const std::string& dir_path) {
   if (!in) throw UsageError(dir.log() + ": cannot open");
   std::string text;
   for (size_t line = 1; std::getline(in, text); ++line) {
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    nlohmann::json j = parse_json_or_discarded(text);
     if (j.is_object()) {
       run.lines.push_back(std::move(j));
       continue;

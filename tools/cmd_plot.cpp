@@ -13,6 +13,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
@@ -101,7 +102,7 @@ RunCurves read_run(const std::string& run, const std::string& name) {
     start = end + 1;
     ++line_number;
     const std::string where = curves.path + ":" + std::to_string(line_number);
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    nlohmann::json j = parse_json_or_discarded(line);
     if (j.is_discarded() || !j.is_object()) {
       if (last && torn_end) {  // a run still writing it
         std::fprintf(stderr, "memgrad plot: note: %s: skipped the unfinished last line\n",
@@ -129,7 +130,7 @@ RunCurves read_run(const std::string& run, const std::string& name) {
   const std::string dir =
       curves.path.size() > 9 ? curves.path.substr(0, curves.path.size() - 9) : "";
   std::ifstream config(dir + "config.json");
-  if (config) curves.config = nlohmann::json::parse(config, nullptr, false);
+  if (config) curves.config = parse_json_or_discarded(config);
   return curves;
 }
 

@@ -13,6 +13,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 
 namespace memgrad::cli {
@@ -36,7 +37,7 @@ nlohmann::json RunDir::read_json(const std::string& file) const {
   std::ifstream in(file);
   MG_CHECK(in.good(), "cannot read ", file, " (is ", path, " a memgrad run directory?)");
   try {
-    return nlohmann::json::parse(in);
+    return parse_json(in);
   } catch (const nlohmann::json::exception& e) {
     fail(file, ": invalid JSON: ", escape(e.what(), 200));
   }
@@ -82,7 +83,7 @@ int64_t RunDir::resume_log(int64_t step, int64_t lines, std::vector<std::string>
     begin = end + 1;
     ++number;
     if (line.empty()) continue;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json j = parse_json_or_discarded(line);
     if (j.is_discarded() && !terminated) {
       // Written last and cut short: the write it belongs to never finished, and the checkpoint
       // (written after the lines it counts were synced) does not need it.

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "engine/checkpoint.hpp"
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 #include "engine/threads.hpp"
 #include "models/solved_model.hpp"
@@ -180,7 +181,7 @@ nlohmann::json RunConfig::override_model_settings(const std::vector<std::string>
     if (!model_config.contains(key) && defaults.contains(key)) model_config[key] = defaults.at(key);
     if (!model_config.contains(key))
       throw UsageError("--set " + item + ": model " + model + " has no setting '" + key + "'");
-    nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+    nlohmann::json value = parse_json_or_discarded(text);
     if (value.is_discarded()) value = text;  // a bare word: a string
     const nlohmann::json& old = model_config.at(key);
     const bool same_type = old.is_number() ? value.is_number() : old.type() == value.type();
@@ -783,7 +784,7 @@ double metadata_number(const TensorFile& file, const std::string& key, const std
 nlohmann::json metadata_json(const TensorFile& file, const std::string& key,
                              const std::string& path) {
   try {
-    return nlohmann::json::parse(metadata_text(file, key, path));
+    return parse_json(metadata_text(file, key, path));
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": checkpoint metadata '", key, "' is not valid JSON (", e.what(), ")");
   }
@@ -941,7 +942,7 @@ void Trainer::load_parameters_from(const std::string& path) {
   }
   if (auto it = file.metadata.find("model_state"); it != file.metadata.end()) {
     try {
-      model_->set_training_state(nlohmann::json::parse(it->second));
+      model_->set_training_state(parse_json(it->second));
     } catch (const nlohmann::json::exception& e) {
       fail(path, ": checkpoint metadata 'model_state' is not valid (", e.what(), ")");
     }

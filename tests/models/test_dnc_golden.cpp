@@ -20,6 +20,7 @@
 
 #include "engine/alloc_counter.hpp"
 #include "engine/gradcheck.hpp"
+#include "engine/json_text.hpp"
 #include "models/dnc/dnc_memory.hpp"
 #include "ops/ops.hpp"
 #include "tests/test_util.hpp"
@@ -134,7 +135,7 @@ void run_golden_file(const std::string& function, const Builder& build) {
   const std::string path = kGoldenDir + "/" + function + ".json";
   std::ifstream file(path);
   REQUIRE_MESSAGE(file.good(), "cannot open ", path);
-  const json doc = json::parse(file);
+  const json doc = parse_json(file);
   REQUIRE(doc.at("function") == function);
   REQUIRE(doc.at("format_version") == 1);
   const std::vector<std::string> differentiable = doc.at("differentiable_inputs");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "tasks/ehr_synth.hpp"
 #include "tasks/mimic_ehr.hpp"
 #include "tests/test_util.hpp"
@@ -44,7 +45,7 @@ TEST_CASE("ehr-gen: the loader reads the generated tables; the planted rules hol
   // The single-view rule drugs (types dx and proc): given with ~90 % when a code of their set is
   // there, ~1 % otherwise (pooled over the drugs of those types).
   std::ifstream in(dir + "/rules.json");
-  const nlohmann::json rules = nlohmann::json::parse(in);
+  const nlohmann::json rules = parse_json(in);
   int with = 0, with_drug = 0, without = 0, without_drug = 0;
   for (const nlohmann::json& r : rules.at("drugs")) {
     const bool dx = r.at("type") == "dx";
@@ -64,7 +65,7 @@ TEST_CASE("ehr-gen: the loader reads the generated tables; the planted rules hol
   CHECK(double(without_drug) / without == doctest::Approx(0.01).epsilon(0.3));
 
   std::ifstream c(dir + "/ceiling.json");
-  const nlohmann::json ceiling = nlohmann::json::parse(c);
+  const nlohmann::json ceiling = parse_json(c);
   CHECK(ceiling.at("auc_macro").get<double>() > 0.6);
   CHECK(ceiling.at("auc_macro_proc").get<double>() > 0.8);
 
@@ -88,7 +89,7 @@ TEST_CASE(
   o.follow_pairs = 5;
   ehr_synth::generate(o, with);
   std::ifstream in(with + "/rules.json");
-  const nlohmann::json rules = nlohmann::json::parse(in);
+  const nlohmann::json rules = parse_json(in);
   REQUIRE(rules.at("follow").at("pairs").size() == 5);
   const mimic::Ehr a = mimic::load({.data_dir = plain}), b = mimic::load({.data_dir = with});
   REQUIRE(a.admissions.size() == b.admissions.size());  // the same admissions
@@ -141,7 +142,7 @@ TEST_CASE(
   o.either_drugs = true;
   ehr_synth::generate(o, with);
   std::ifstream in(with + "/rules.json");
-  const nlohmann::json rules = nlohmann::json::parse(in);
+  const nlohmann::json rules = parse_json(in);
   const mimic::Ehr a = mimic::load({.data_dir = plain}), b = mimic::load({.data_dir = with});
   REQUIRE(a.admissions.size() == b.admissions.size());
   auto drug_set = [](const mimic::Ehr& e, const mimic::Admission& adm, bool either_only) {
@@ -198,7 +199,7 @@ TEST_CASE(
   CHECK(double(given[2]) / double(count[2]) < 0.05);
 
   std::ifstream c(with + "/ceiling.json");
-  const nlohmann::json ceiling = nlohmann::json::parse(c);
+  const nlohmann::json ceiling = parse_json(c);
   CHECK(ceiling.at("auc_macro_either").get<double>() > 0.8);
   CHECK_FALSE(ceiling.contains("auc_macro_base"));
 }

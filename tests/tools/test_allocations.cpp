@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/alloc_counter.hpp"
+#include "engine/json_text.hpp"
 #include "engine/threads.hpp"
 #include "tasks/babi.hpp"
 #include "tests/tasks/babi_story_fixture.hpp"
@@ -159,7 +160,7 @@ TEST_CASE(
                                    "--warmup", warmup, "--threads", "1", "--json"});
     std::cout.rdbuf(old);
     REQUIRE(rc == 0);
-    return nlohmann::json::parse(out.str());
+    return parse_json(out.str());
   };
   const nlohmann::json after = bench("1"), all = bench("0");
   CHECK(after["warmup_steps"] == 1);
@@ -195,7 +196,7 @@ TEST_CASE("no heap allocation after the first mimic-drugs step: set output, view
     }
   fx::write_tables(dir.path, t);
   for (const std::string row : {"dmnc-late", "dmnc-late step", "dmnc-early", "wlas",
-                                 "binary-relevance", "classifier-chains"}) {
+                                "binary-relevance", "classifier-chains"}) {
     CAPTURE(row);
     const std::string model = row.substr(0, row.find(' '));
     std::vector<std::string> flags = {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/json_text.hpp"
 #include "engine/rng.hpp"
 #include "tests/test_util.hpp"
 #include "tests/tools/cli_run.hpp"
@@ -43,7 +44,7 @@ std::string stories(uint64_t seed, int n) {
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
-  return nlohmann::json::parse(in);
+  return parse_json(in);
 }
 
 Words encdec_run(const fs::path& data, const fs::path& out, const std::string& select) {
@@ -75,7 +76,7 @@ TEST_CASE("encdec overfits 50 bAbI questions; eval --json has the per-task names
   const int rc = cmd_eval({"--checkpoint", a.string(), "--json", "--threads", "1"});
   std::cout.rdbuf(old);
   REQUIRE(rc == 0);
-  const nlohmann::json e = nlohmann::json::parse(captured.str());
+  const nlohmann::json e = parse_json(captured.str());
   CHECK(e.at("mean_error") == m.at("mean_error"));
   CHECK(e.at("per_task_error") == m.at("task_errors"));
   CHECK(e.at("per_task_error").size() == 1);
@@ -119,7 +120,7 @@ TEST_CASE("eval --set: an amn run with most_likely decisions; bad keys and value
     w.insert(w.end(), more.begin(), more.end());
     const Run r = run(cmd_eval, w);
     REQUIRE(r.code == 0);
-    return nlohmann::json::parse(r.out);
+    return parse_json(r.out);
   };
   // The run's config.json has the setting (a run saved before the key existed gets its default).
   CHECK(read_json(dir / "config.json").at("model_config").at("inference_decisions") == "sample");

@@ -14,12 +14,14 @@
 #include <string>
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "tests/test_util.hpp"
 #include "tests/tools/cli_run.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 
 using namespace memgrad::cli;
+using memgrad::parse_json;
 using memgrad::test::Run;
 using memgrad::test::run;
 using memgrad::test::TempDir;
@@ -63,7 +65,7 @@ TEST_CASE("metrics: a JSONL first row of names is still a header (docs/metrics.m
       tmp.write("l.jsonl", "[\"a\",\"b\",\"c\"]\n[1,0,1]\n[0,1,0]\n[1,1,0]\n[0,0,1]\n");
   const Run r = run(cmd_metrics, {"--labels", labels, "--scores", scores});
   CHECK(r.code == 0);
-  CHECK(nlohmann::json::parse(r.out)["samples"] == 4);
+  CHECK(parse_json(r.out)["samples"] == 4);
 }
 
 TEST_CASE("metrics: a skipped header is said on stderr, the same rule for CSV and JSONL") {
@@ -166,7 +168,7 @@ TEST_CASE("bench: --model=NAME and --task=NAME work like --model NAME and --task
   const Run r =
       run(cmd_bench, {"--model=lstm", "--task=sum2seq", "--steps=2", "--threads", "1", "--json"});
   REQUIRE(r.code == 0);
-  const auto out = nlohmann::json::parse(r.out);
+  const auto out = parse_json(r.out);
   CHECK(out["model"] == "lstm");
   CHECK(out["task"] == "sum2seq");
   CHECK(out["steps_measured"] == 2);
@@ -203,7 +205,7 @@ TEST_CASE("gradcheck: --op and --model together are rejected, not one of them ig
 TEST_CASE("gradcheck: --list --json prints JSON; --list takes no --op or --model") {
   Run r = run(cmd_gradcheck, {"--list", "--json"});
   REQUIRE(r.code == 0);
-  const auto cases = nlohmann::json::parse(r.out)["cases"];
+  const auto cases = parse_json(r.out)["cases"];
   REQUIRE(cases.is_array());
   REQUIRE_FALSE(cases.empty());
   CHECK(cases[0].contains("op"));

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/json_text.hpp"
 #include "tests/tasks/kb_fixture.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
 #include "tests/test_util.hpp"
@@ -26,14 +27,14 @@ namespace {
 // config, and checks that eval scores `metrics` exactly as training did.
 void eval_without_key(const fs::path& out, const char* key,
                       std::initializer_list<const char*> metrics) {
-  const auto read = [](const fs::path& p) { return nlohmann::json::parse(std::ifstream(p)); };
+  const auto read = [](const fs::path& p) { return parse_json(std::ifstream(p)); };
   const nlohmann::json trained = read(out / "metrics.json");
   nlohmann::json config = read(out / "config.json");
   REQUIRE(config["model_config"].erase(key) == 1);
   std::ofstream(out / "config.json") << config.dump(2);
   const Run r = run(cmd_eval, {"--checkpoint", out.string(), "--json", "--threads", "1"});
   REQUIRE_MESSAGE(r.code == 0, r.error);
-  const nlohmann::json again = nlohmann::json::parse(r.out);
+  const nlohmann::json again = parse_json(r.out);
   for (const char* metric : metrics) {
     CAPTURE(metric);
     CHECK(again.at(metric) == trained.at(metric));

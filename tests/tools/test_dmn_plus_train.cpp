@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/alloc_counter.hpp"
+#include "engine/json_text.hpp"
 #include "engine/threads.hpp"
 #include "tasks/babi.hpp"
 #include "tests/test_util.hpp"
@@ -111,7 +112,7 @@ TEST_CASE("memgrad inspect shows dmn-plus's attention per pass over the facts") 
                         "--hidden", "8", "--embedding-dim", "8", "--sample", "1", "--json"});
   std::cout.rdbuf(old);
   REQUIRE(rc == 0);
-  const nlohmann::json j = nlohmann::json::parse(out.str());
+  const nlohmann::json j = parse_json(out.str());
   bool found = false;
   for (const nlohmann::json& s : j["series"]) {
     if (s["name"] != "episode/attention") continue;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "models/model.hpp"
 #include "tasks/task.hpp"
 #include "tests/tasks/physionet_fixture.hpp"
@@ -135,7 +136,7 @@ TEST_CASE("inspect: a model's gates and weightings for a sample written out, as 
   const std::string out =
       stdout_of(tiny("dmnc-late", {"--input", "3 1 4 / 1 5 9", "--json"}), &code);
   REQUIRE(code == 0);
-  const nlohmann::json j = nlohmann::json::parse(out);
+  const nlohmann::json j = parse_json(out);
   CHECK(j.at("model") == "dmnc-late");
   CHECK(j.at("trained") == false);
   CHECK(j.at("sample").at(0) == nlohmann::json::array({"x1", "3 1 4"}));

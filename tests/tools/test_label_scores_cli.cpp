@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/json_text.hpp"
 #include "tasks/label_scores.hpp"
 #include "tests/tasks/kb_fixture.hpp"
 #include "tests/test_util.hpp"
@@ -57,7 +58,7 @@ TEST_CASE("eval --scores on codiesp-kb: per-label logits; bootstrap agrees with 
   std::ifstream log(out / "log.jsonl");
   int epochs = 0;
   for (std::string line; std::getline(log, line);) {
-    const auto j = nlohmann::json::parse(line);
+    const auto j = parse_json(line);
     if (!j.contains("dev_auc_pr_micro")) continue;
     ++epochs;
     REQUIRE(j.contains("dev_p_at_5"));
@@ -69,7 +70,7 @@ TEST_CASE("eval --scores on codiesp-kb: per-label logits; bootstrap agrees with 
   const std::string file = (fx.dir.path / "scores.csv").string();
   const Run e = run(cmd_eval, {"--checkpoint", out.string(), "--scores", file, "--json"});
   REQUIRE(e.code == 0);
-  const auto metrics = nlohmann::json::parse(e.out);
+  const auto metrics = parse_json(e.out);
   const std::vector<LabelScoreSplit> splits = read_label_scores(file);
   REQUIRE(splits.size() == 2);
   CHECK(splits[0].name == "test");
@@ -86,7 +87,7 @@ TEST_CASE("eval --scores on codiesp-kb: per-label logits; bootstrap agrees with 
 
   const Run b = run(cmd_metrics, {"bootstrap", "--scores", file, "--resamples", "50"});
   REQUIRE(b.code == 0);
-  const auto j = nlohmann::json::parse(b.out);
+  const auto j = parse_json(b.out);
   CHECK(j["split"] == "test");
   CHECK(j["notes"] == 2);
   CHECK(j["labels"] == 3);
@@ -95,7 +96,7 @@ TEST_CASE("eval --scores on codiesp-kb: per-label logits; bootstrap agrees with 
   CHECK(j["a"]["p_at_5"].get<double>() == metrics["p_at_5"].get<double>());
   const Run d = run(cmd_metrics, {"bootstrap", "--scores", file, "--split", "dev"});
   REQUIRE(d.code == 0);
-  const auto dj = nlohmann::json::parse(d.out);
+  const auto dj = parse_json(d.out);
   CHECK(dj["a"]["p_at_5"].get<double>() == metrics["dev"]["p_at_5"].get<double>());
   CHECK(dj["a"]["auc_micro"].get<double>() == metrics["dev"]["auc_micro"].get<double>());
 }
@@ -107,7 +108,7 @@ TEST_CASE("metrics bootstrap on per-label files: known answers, pairs, seeds as 
   const std::string noisy = file_of(tmp, "noisy.csv", 1, 0.4);
   const Run r = run(cmd_metrics, {"bootstrap", "--scores", perfect, "--versus", reversed});
   REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = parse_json(r.out);
   CHECK(j["notes"] == 5);
   CHECK(j["labels"] == 3);
   CHECK(j["positives"] == 7);
@@ -124,7 +125,7 @@ TEST_CASE("metrics bootstrap on per-label files: known answers, pairs, seeds as 
   // A list is the mean over its files: perfect and reversed average to 0.5 on every resample.
   const Run g = run(cmd_metrics, {"bootstrap", "--scores", perfect + "," + reversed});
   REQUIRE(g.code == 0);
-  const auto gj = nlohmann::json::parse(g.out);
+  const auto gj = parse_json(g.out);
   CHECK(gj["a"]["auc_macro"] == 0.5);
   CHECK(gj["a"]["auc_macro_ci"] == nlohmann::json::array({0.5, 0.5}));
   CHECK(gj["a"]["files"].size() == 2);
@@ -137,8 +138,8 @@ TEST_CASE("metrics bootstrap on per-label files: known answers, pairs, seeds as 
   CHECK(n1.out == n2.out);
   CHECK(contains(n1.out, "5 notes, 3 labels (0 without both classes), 7 positives"));
   CHECK(contains(n1.out, "P@1"));
-  const auto nj = nlohmann::json::parse(
-      run(cmd_metrics, {"bootstrap", "--scores", noisy, "--versus", perfect}).out);
+  const auto nj =
+      parse_json(run(cmd_metrics, {"bootstrap", "--scores", noisy, "--versus", perfect}).out);
   CHECK(nj["difference"]["auc_macro"].get<double>() < 0);
   CHECK(nj["difference"]["auc_macro_ci"][0].get<double>() <= nj["difference"]["auc_macro"]);
   CHECK(nj["difference"]["auc_macro_ci"][1].get<double>() <= 0);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/json_text.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
 #include "tests/tools/cli_run.hpp"
 
@@ -185,7 +186,7 @@ TEST_CASE(
     r = run(cmd_inspect,
             {"--checkpoint", ck.string(), "--sample", std::to_string(sample), "--json"});
     REQUIRE_MESSAGE(r.code == 0, r.error);
-    shown = nlohmann::json::parse(r.out);
+    shown = parse_json(r.out);
     if (shown["sample"][0][1].get<std::string>().find("admission 3 of") != std::string::npos) break;
   }
   for (const auto& [figure, encoder, view] :

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/json_text.hpp"
 #include "tasks/ehr_synth.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
 #include "tests/tools/cli_run.hpp"
@@ -33,7 +34,7 @@ TEST_CASE("mimic-drugs: a binary-relevance run writes the task's metrics and bea
                       "--batch", "8", "--threads", "1", "--quiet", "--out", out.string()});
   REQUIRE_MESSAGE(r.code == 0, r.error);
   std::ifstream in(out / "metrics.json");
-  const nlohmann::json m = nlohmann::json::parse(in);
+  const nlohmann::json m = parse_json(in);
   for (const char* key : {"auc_macro", "auc_micro", "f1", "p_at_1", "p_at_2", "p_at_5"}) {
     CHECK(m.at(key).is_number());
     CHECK(m.at("popularity").at(key).is_number());
@@ -84,7 +85,7 @@ TEST_CASE(
     REQUIRE_MESSAGE(r.code == 0, r.error);
     CHECK(r.out.find("AUC-macro by rule type") != std::string::npos);
     std::ifstream in(out / "metrics.json");
-    return nlohmann::json::parse(in);
+    return parse_json(in);
   };
   const nlohmann::json both = train("both"), dx = train("dx"), proc = train("proc");
   for (const char* type : {"dx", "proc", "and", "priority", "history", "base"}) {
@@ -134,7 +135,7 @@ TEST_CASE(
     const Run r = run(cmd_train, words);
     REQUIRE_MESSAGE(r.code == 0, r.error);
     std::ifstream in(tmp.path / name / "metrics.json");
-    return nlohmann::json::parse(in).at("rule_auc_macro").at("history").get<double>();
+    return parse_json(in).at("rule_auc_macro").at("history").get<double>();
   };
   // Measured: 0.798 carried, 0.50 with the state reset every admission or rows of admissions.
   const double carried = train("carried", {"--patient-rows", "true", "--carry-state", "true"});
@@ -146,7 +147,7 @@ TEST_CASE(
   // Test admissions are all scored, whichever way rows are made.
   std::ifstream a(tmp.path / "carried" / "metrics.json"),
       b(tmp.path / "admissions" / "metrics.json");
-  CHECK(nlohmann::json::parse(a).at("admissions") == nlohmann::json::parse(b).at("admissions"));
+  CHECK(parse_json(a).at("admissions") == parse_json(b).at("admissions"));
 
   // Persistent DMNC on patient rows trains; without patient rows it is refused (exit 2).
   const Run dmnc = run(cmd_train, {"--task",

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/json_text.hpp"
 #include "tests/tasks/physionet_fixture.hpp"
 #include "tests/test_util.hpp"
 #include "tests/tools/train_util.hpp"
@@ -22,7 +23,7 @@ namespace {
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
-  return nlohmann::json::parse(in);
+  return parse_json(in);
 }
 
 Words run(const std::string& data, const fs::path& out, int epochs) {
@@ -35,7 +36,7 @@ std::vector<std::pair<int, double>> epoch_scores(const fs::path& dir) {
   std::vector<std::pair<int, double>> out;
   std::string line;
   while (std::getline(in, line)) {
-    const auto j = nlohmann::json::parse(line);
+    const auto j = parse_json(line);
     if (j.contains("epoch"))
       out.emplace_back(j["epoch"].get<int>(), j["valid_auc_roc"].get<double>());
   }
@@ -149,7 +150,7 @@ TEST_CASE("--select-by valid_loss keeps the epoch of least validation loss") {
   int epochs = 0, best_epoch = 0;
   double best = 0;
   while (std::getline(in, line)) {
-    const auto j = nlohmann::json::parse(line);
+    const auto j = parse_json(line);
     if (!j.contains("epoch")) continue;
     ++epochs;
     CHECK(j.contains("valid_auc_roc"));  // the task's score is still logged

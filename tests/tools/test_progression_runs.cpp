@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/json_text.hpp"
 #include "models/dnc/dmnc.hpp"
 #include "models/model.hpp"
 #include "tasks/ehr_synth.hpp"
@@ -184,7 +185,7 @@ TEST_CASE(
                                 out.string()});
   REQUIRE_MESSAGE(r.code == 0, r.error);
   std::ifstream in(out / "metrics.json");
-  const nlohmann::json m = nlohmann::json::parse(in);
+  const nlohmann::json m = parse_json(in);
   for (const char* key : {"p_at_1", "p_at_2", "p_at_3", "auc_micro"}) {
     CHECK(m.at(key).is_number());
     CHECK(m.at("history").at(key).is_number());
@@ -229,7 +230,7 @@ TEST_CASE(
                       "--batch", "8", "--threads", "1", "--quiet", "--out", out.string()});
   REQUIRE_MESSAGE(r.code == 0, r.error);
   std::ifstream in(out / "metrics.json");
-  const nlohmann::json m = nlohmann::json::parse(in);
+  const nlohmann::json m = parse_json(in);
   // The next admission: the chronic category (every baseline has it first) and the acute code
   // the current procedure implies (no baseline knows it).
   CHECK(m.at("p_at_2").get<double>() > 0.95);
@@ -264,7 +265,7 @@ TEST_CASE(
     std::ifstream in(tmp.path / name / "log.jsonl");
     int64_t last = -1;
     for (std::string line; std::getline(in, line);) {
-      const nlohmann::json j = nlohmann::json::parse(line);
+      const nlohmann::json j = parse_json(line);
       if (j.contains("step")) last = j.at("step").get<int64_t>();
     }
     return last;
@@ -321,7 +322,7 @@ TEST_CASE(
   REQUIRE_MESSAGE(r.code == 0, r.error);
   CHECK(r.out.find("follow rule (") != std::string::npos);
   std::ifstream in(out / "metrics.json");
-  const nlohmann::json f = nlohmann::json::parse(in).at("follow_rule");
+  const nlohmann::json f = parse_json(in).at("follow_rule");
   CHECK(f.at("pairs").get<int64_t>() >= 1);
   CHECK(f.at("pairs").get<int64_t>() <= 6);
   CHECK(f.at("due").get<int64_t>() > 0);
@@ -353,7 +354,7 @@ TEST_CASE(
                                      (tmp.path / "chosen").string()});
   REQUIRE_MESSAGE(chosen.code == 0, chosen.error);
   std::ifstream chosen_in(tmp.path / "chosen" / "metrics.json");
-  CHECK(nlohmann::json::parse(chosen_in).at("selected").at("metric") == "valid_follow_auc");
+  CHECK(parse_json(chosen_in).at("selected").at("metric") == "valid_follow_auc");
 
   // Real MIMIC folders have no rules.json: no follow_rule entry, and no selection on it.
   fx::write_tables(tmp.path / "mimic", fx::make_progression_tables(24));
@@ -363,7 +364,7 @@ TEST_CASE(
                   "4", "--threads", "1", "--quiet", "--out", (tmp.path / "plain").string()});
   REQUIRE_MESSAGE(plain.code == 0, plain.error);
   std::ifstream plain_in(tmp.path / "plain" / "metrics.json");
-  CHECK_FALSE(nlohmann::json::parse(plain_in).contains("follow_rule"));
+  CHECK_FALSE(parse_json(plain_in).contains("follow_rule"));
   const Run no_pairs =
       run(cmd_train, {"--task", "mimic-progression", "--model", "deepcare", "--data",
                       (tmp.path / "mimic").string(), "--select-on", "follow_auc", "--quiet",

@@ -20,6 +20,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "tests/tasks/physionet_fixture.hpp"
 #include "tests/test_util.hpp"
 #include "tests/tools/train_util.hpp"
@@ -282,7 +283,7 @@ TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run s
   for (const auto& [group, key, value] : {std::tuple{"train", "lr", nlohmann::json(0.005)},
                                           std::tuple{"model_config", "hidden", nlohmann::json(7)},
                                           std::tuple{"task_settings", "lmax", nlohmann::json(3)}}) {
-    nlohmann::json j = nlohmann::json::parse(good_config);
+    nlohmann::json j = parse_json(good_config);
     const nlohmann::json was = j[group][key];
     j[group][key] = value;
     std::ofstream(config) << j.dump(2);
@@ -293,7 +294,7 @@ TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run s
     CHECK_THROWS_WITH_AS(resume(), doctest::Contains(message.c_str()), Error);
     std::ofstream(config) << good_config;
   }
-  nlohmann::json j = nlohmann::json::parse(good_config);
+  nlohmann::json j = parse_json(good_config);
   j["seed"] = 6;
   std::ofstream(config) << j.dump(2);
   CHECK_THROWS_WITH_AS(resume(), doctest::Contains("run setting 'seed' is 5 in the checkpoint"),

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/json_text.hpp"
 #include "tasks/example_scores.hpp"
 #include "tasks/metrics.hpp"
 #include "tests/tasks/physionet_fixture.hpp"
@@ -30,7 +31,7 @@ namespace {
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
-  return nlohmann::json::parse(in);
+  return parse_json(in);
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -62,7 +63,7 @@ TEST_CASE("eval --scores writes every evaluated stay; bootstrap agrees with metr
   const std::string file = (tmp.path / "scores.csv").string();
   const Run e = run(cmd_eval, {"--checkpoint", out.string(), "--scores", file, "--json"});
   REQUIRE(e.code == 0);
-  const nlohmann::json metrics = nlohmann::json::parse(e.out);
+  const nlohmann::json metrics = parse_json(e.out);
   const std::vector<ExampleScore> rows = read_example_scores(file);
   REQUIRE(rows.size() == 8 + 8 + 8);  // valid, test (0.2 of 40 each) and set-b's 8
   for (const char* split : {"valid", "test", "set_b"}) {
@@ -81,7 +82,7 @@ TEST_CASE("eval --scores writes every evaluated stay; bootstrap agrees with metr
   const nlohmann::json saved = read_json(out / "metrics.json");
   const Run b = run(cmd_metrics, {"bootstrap", "--scores", file, "--resamples", "20"});
   REQUIRE(b.code == 0);
-  const auto j = nlohmann::json::parse(b.out);
+  const auto j = parse_json(b.out);
   CHECK(j["examples"] == 8);
   CHECK(j["a"]["auc_roc"].get<double>() == saved["set_b"]["auc_roc"].get<double>());
   CHECK(j["a"]["auc_roc_ci"] == saved["set_b"]["auc_roc_ci95"]);
@@ -101,7 +102,7 @@ TEST_CASE("metrics bootstrap: paired intervals with known answers, seeded") {
   const std::string noisy = scores_file(tmp, "noisy.csv", kNoisy);
   const Run r = run(cmd_metrics, {"bootstrap", "--scores", perfect, "--versus", reversed});
   REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = parse_json(r.out);
   CHECK(j["a"]["auc_roc"] == 1.0);
   CHECK(j["b"]["auc_roc"] == 0.0);
   CHECK(j["difference"]["auc_roc"] == 1.0);
@@ -112,14 +113,14 @@ TEST_CASE("metrics bootstrap: paired intervals with known answers, seeded") {
   // resample); a group against itself differs by 0 on every resample.
   const Run g = run(cmd_metrics, {"bootstrap", "--scores", perfect + "," + reversed});
   REQUIRE(g.code == 0);
-  const auto gj = nlohmann::json::parse(g.out);
+  const auto gj = parse_json(g.out);
   CHECK(gj["a"]["auc_roc"] == 0.5);
   CHECK(gj["a"]["auc_roc_ci"] == nlohmann::json::array({0.5, 0.5}));
   CHECK(gj["a"]["files"].size() == 2);
   const Run h = run(cmd_metrics, {"bootstrap", "--scores", noisy + "," + perfect, "--versus",
                                   perfect + "," + noisy});
   REQUIRE(h.code == 0);
-  const auto hj = nlohmann::json::parse(h.out);
+  const auto hj = parse_json(h.out);
   CHECK(hj["difference"]["auc_pr"] == 0.0);
   CHECK(hj["difference"]["auc_pr_ci"] == nlohmann::json::array({0.0, 0.0}));
   CHECK(run(cmd_metrics, {"bootstrap", "--scores", noisy + ",,"}).code == 2);
@@ -130,7 +131,7 @@ TEST_CASE("metrics bootstrap: paired intervals with known answers, seeded") {
   CHECK(again.out == twice.out);
   const std::vector<int> labels = {0, 1, 0, 1, 1, 0, 0, 1, 0, 0};
   const auto ci = metrics::bootstrap_interval(labels, kNoisy, &metrics::auc_roc, 1000, 7);
-  const auto k = nlohmann::json::parse(again.out);
+  const auto k = parse_json(again.out);
   CHECK(k["a"]["auc_roc_ci"] == nlohmann::json::array({ci.low, ci.high}));
   // The paired interval of noisy - perfect lies below 0 and is narrower than the gap of the
   // unpaired intervals would suggest: it is of the difference on the same resamples.

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "engine/json_text.hpp"
 #include "tests/tools/train_util.hpp"
 
 using namespace memgrad;
@@ -33,7 +34,7 @@ std::vector<nlohmann::json> log_without_times(const std::filesystem::path& dir) 
 
 nlohmann::json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
-  return nlohmann::json::parse(in);
+  return parse_json(in);
 }
 
 }  // namespace

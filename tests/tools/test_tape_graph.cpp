@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/json_text.hpp"
 #include "engine/parameter.hpp"
 #include "engine/tape.hpp"
 #include "ops/ops.hpp"
@@ -143,7 +144,7 @@ TEST_CASE("inspect --tape --format json: a DNC step's parts as clusters, one nod
 
   const test::Run r = run(cmd_inspect, tiny_dnc({"--tape", "--format", "json"}));
   REQUIRE(r.code == 0);
-  const nlohmann::json g = nlohmann::json::parse(r.out);
+  const nlohmann::json g = parse_json(r.out);
   CHECK(long(g.at("nodes").size()) == tape_nodes);
   std::set<std::string> clusters;
   for (const auto& c : g.at("clusters")) clusters.insert(c.at("name").get<std::string>());
@@ -176,7 +177,7 @@ TEST_CASE("inspect --tape --format json: a DNC step's parts as clusters, one nod
   const test::Run part = run(
       cmd_inspect, tiny_dnc({"--tape", "--format", "json", "--only", "enc/t1/memory/allocation"}));
   REQUIRE(part.code == 0);
-  const nlohmann::json p = nlohmann::json::parse(part.out);
+  const nlohmann::json p = parse_json(part.out);
   for (const auto& n : p.at("nodes")) {
     const std::string s = n.at("scope");
     CHECK((s == "enc/t1/memory/allocation" || n.at("boundary") == true));
@@ -202,7 +203,7 @@ TEST_CASE("inspect --tape --format json: a DNC step's parts as clusters, one nod
 TEST_CASE("inspect --grad-flow: the loss's gradient through every step's state and memory") {
   const test::Run r = run(cmd_inspect, tiny_dnc({"--grad-flow", "--json"}));
   REQUIRE(r.code == 0);
-  const nlohmann::json flow = nlohmann::json::parse(r.out).at("grad_flow");
+  const nlohmann::json flow = parse_json(r.out).at("grad_flow");
   const nlohmann::json* memory = nullptr;
   for (const auto& s : flow.at("series"))
     if (s.at("name") == "enc/state/memory") memory = &s;

@@ -12,6 +12,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "tests/test_util.hpp"
 #include "tests/tools/train_util.hpp"
 #include "tools/args.hpp"
@@ -34,7 +35,7 @@ TEST_CASE("a resumed run reproduces the uninterrupted run's losses exactly") {
   for (const char* f : {"config.json", "log.jsonl", "checkpoint.safetensors", "metrics.json"})
     CHECK(fs::exists(whole / f));
   std::ifstream m(whole / "metrics.json");
-  const auto metrics = nlohmann::json::parse(m);
+  const auto metrics = parse_json(m);
   CHECK(metrics["accuracy"].contains("3"));
   CHECK(metrics["accuracy"].contains("5"));
   // eval of the saved run gives the metrics the run wrote.
@@ -47,7 +48,7 @@ TEST_CASE("a resumed run reproduces the uninterrupted run's losses exactly") {
     CHECK(rc == 0);
   }
   std::ifstream e(eval_out);
-  CHECK(nlohmann::json::parse(e)["accuracy"] == metrics["accuracy"]);
+  CHECK(parse_json(e)["accuracy"] == metrics["accuracy"]);
 }
 
 TEST_CASE("a resumed run with batch shards reproduces the uninterrupted run's losses exactly") {
@@ -134,7 +135,7 @@ TEST_CASE("bench --json has the issue's fields, and --profile a row per op") {
     REQUIRE(rc == 0);
   }
   std::ifstream in(out);
-  const nlohmann::json j = nlohmann::json::parse(in);
+  const nlohmann::json j = parse_json(in);
   for (const char* key :
        {"model", "task", "batch", "threads", "ms_per_step", "forward_ms", "backward_ms",
         "optimizer_ms", "steps_per_s", "allocs_per_step", "peak_rss_mib"})
@@ -165,7 +166,7 @@ TEST_CASE("lr_decay_start decays the learning rate linearly to lr * lr_decay_fin
   std::vector<double> lr;
   std::string line;
   while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
+    auto j = parse_json(line);
     if (j.contains("lr")) lr.push_back(j["lr"].get<double>());
   }
   REQUIRE(lr.size() == 8);
@@ -186,7 +187,7 @@ TEST_CASE("run options: --model=NAME form, resume keeps the run's settings, --ov
   w.push_back("--model=lstm");
   REQUIRE(cmd_train(w) == 0);
   std::ifstream c(run / "config.json");
-  CHECK(nlohmann::json::parse(c)["model"] == "lstm");
+  CHECK(parse_json(c)["model"] == "lstm");
 
   // Resuming: the length may grow (in either form); the run's settings may not change.
   REQUIRE(cmd_train({"--resume", run.string(), "--iterations=4", "--quiet"}) == 0);
@@ -205,7 +206,7 @@ TEST_CASE("run options: --model=NAME form, resume keeps the run's settings, --ov
   again.push_back("--overwrite");
   REQUIRE(cmd_train(again) == 0);
   std::ifstream c2(run / "config.json");
-  CHECK(nlohmann::json::parse(c2)["model"] == "dual-lstm");
+  CHECK(parse_json(c2)["model"] == "dual-lstm");
   CHECK(logged_losses(run).size() == 2);
 }
 
@@ -245,7 +246,7 @@ TEST_CASE("a run directory with bad contents is an error naming the file") {
   const std::string config = (run / "config.json").string();
   const std::string checkpoint = (run / "checkpoint.safetensors").string();
   std::ifstream in(config);
-  const nlohmann::json good = nlohmann::json::parse(in);
+  const nlohmann::json good = parse_json(in);
 
   auto write_config = [&](const nlohmann::json& j) { std::ofstream(config) << j.dump(); };
   nlohmann::json bad = good;
@@ -301,7 +302,7 @@ TEST_CASE("a bAbI run: a task setting named like a model size, resuming with its
   REQUIRE(cmd_train({"--resume", run.string(), "--iterations", "3", "--data",
                      (tmp.path / "b").string(), "--quiet"}) == 0);
   std::ifstream c(run / "config.json");
-  const nlohmann::json config = nlohmann::json::parse(c);
+  const nlohmann::json config = parse_json(c);
   CHECK(config["task_settings"]["data_dir"] == (tmp.path / "b").string());
   CHECK(config["task_settings"]["memory_size"] == 2);
   CHECK(logged_losses(run).size() == 3);
@@ -350,7 +351,7 @@ TEST_CASE("second QA pass: flags, run directories and non-finite values") {
   REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
   const std::string config = (run / "config.json").string();
   std::ifstream in(config);
-  const nlohmann::json good = nlohmann::json::parse(in);
+  const nlohmann::json good = parse_json(in);
   auto write_config = [&](const nlohmann::json& j) { std::ofstream(config) << j.dump(); };
   nlohmann::json bad = good;
   bad["train"]["optimizer"] = 3;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/json_text.hpp"
 #include "tests/test_util.hpp"
 #include "tools/commands.hpp"
 
@@ -25,7 +26,7 @@ inline std::vector<double> logged_losses(const std::filesystem::path& dir) {
   std::vector<double> losses;
   std::string line;
   while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
+    auto j = parse_json(line);
     if (j.contains("loss")) losses.push_back(j["loss"].get<double>());
   }
   return losses;
@@ -38,7 +39,7 @@ inline std::vector<nlohmann::json> log_without_wall_time(const std::filesystem::
   std::vector<nlohmann::json> lines;
   std::string line;
   while (std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line);
+    nlohmann::json j = parse_json(line);
     j.erase("steps_per_s");
     lines.push_back(std::move(j));
   }
