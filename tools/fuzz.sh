@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz with clang in build-fuzz/ and runs each one on its
-# seed corpus (tests/fuzz/README.md). Installs clang and libclang-rt-14-dev (libFuzzer and the
-# sanitizer runtimes) when missing, and runs tools/setup.sh first (build/memgrad writes the seed
-# run directory).
+# seed corpus (tests/fuzz/README.md), as many at once as there are cores. Installs clang and
+# libclang-rt-14-dev (libFuzzer and the sanitizer runtimes) when missing, and runs tools/setup.sh
+# first (build/memgrad writes the seed run directory).
 #   tools/fuzz.sh                      every target for 1 minute
 #   tools/fuzz.sh --minutes N          every target for N minutes
 #   tools/fuzz.sh --seconds N          every target for N seconds (.ci/run: --seconds 8)
@@ -97,30 +97,51 @@ seed_safetensors() { seed_run_dir; [ -f "$run/checkpoint.safetensors" ] && cp "$
 seed_run_config() { seed_run_dir; [ -f "$run/config.json" ] && cp "$run/config.json" "$1/real-config.json"; return 0; }
 seed_run_log() { seed_run_dir; [ -f "$run/log.jsonl" ] && cp "$run/log.jsonl" "$1/real-log.jsonl"; return 0; }
 
-failed=0
-printf '%-12s %10s %8s %8s %8s %8s  %s\n' target runs seconds exec/s cov corpus result
+# The corpora first, one target after another (three targets' seeds come from one tiny run).
 for t in "${targets[@]}"; do
   [ -x "$out/fuzz_$t" ] || { echo "fuzz.sh: no target $t (tests/fuzz/fuzz_$t.cpp)" >&2; exit 2; }
   corpus="$out/corpus/$t"
   mkdir -p "$corpus" "$out/artifacts/$t" "$out/logs"
   [ -d "tests/fuzz/seeds/$t" ] && cp -n tests/fuzz/seeds/"$t"/* "$corpus"/ 2>/dev/null || true
   declare -F "seed_$t" >/dev/null && "seed_$t" "$corpus"
-  dict=()
+done
+
+# fuzz_target T: runs target T for the time given and writes its table row to logs/T.row; exits 1
+# when it found something.
+fuzz_target() {
+  local t=$1 corpus="$out/corpus/$1" log="$out/logs/$1.log" status=0 dict=()
   [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
-  log="$out/logs/$t.log"
-  status=0
   "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$out/artifacts/$t/" "${dict[@]}" "$corpus" >"$log" 2>&1 || status=$?
+  local runs time cov files rate result=ok
+  # A log without a figure (a crash before the stats) leaves it "?".
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   time=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2) || true
   files=$(find "$corpus" -type f | wc -l)
   rate=$(( ${runs:-0} / (${time:-0} > 0 ? ${time:-1} : 1) ))
-  result=ok
   if ((status != 0)); then
     result="FAILED (exit $status; $(grep -m1 -oE 'ERROR: [A-Za-z]+: [a-z-]+|deadly signal|timeout|out-of-memory|uncaught exception' "$log" || echo see log)): $log"
-    failed=1
   fi
-  printf '%-12s %10s %8s %8s %8s %8s  %s\n' "$t" "${runs:-?}" "${time:-?}" "$rate" "${cov:-?}" "$files" "$result"
+  printf '%-12s %10s %8s %8s %8s %8s  %s\n' "$t" "${runs:-?}" "${time:-?}" "$rate" "${cov:-?}" "$files" "$result" \
+    > "$out/logs/$t.row"
+  [ "$result" = ok ]
+}
+
+# Then the targets, one a core at a time (each fuzzer is one process on one core).
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= $(nproc))); then wait -n || true; running=$((running - 1)); fi
+  rm -f "$out/logs/$t.row"
+  fuzz_target "$t" &
+  running=$((running + 1))
+done
+wait || true
+
+failed=0
+printf '%-12s %10s %8s %8s %8s %8s  %s\n' target runs seconds exec/s cov corpus result
+for t in "${targets[@]}"; do
+  if [ -f "$out/logs/$t.row" ]; then cat "$out/logs/$t.row"; else echo "$t: no result: $out/logs/$t.log"; failed=1; fi
+  grep -q '  ok$' "$out/logs/$t.row" 2>/dev/null || failed=1
 done
 exit $failed
