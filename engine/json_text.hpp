@@ -1,6 +1,6 @@
 // JSON text in and out, compiled once (engine/json_text.cpp). nlohmann's parser is a template that
 // every file calling nlohmann::json::parse instantiated and optimised again: about 2 s of compile
-// time per file at -O3 and 5 s in the sanitizer build, in some 50 files.
+// time per file at -O3 and 5 s in the sanitizer build, in the 25 files that called it.
 #pragma once
 #include <istream>
 #include <nlohmann/json.hpp>

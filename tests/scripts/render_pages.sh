@@ -159,14 +159,16 @@ for name in $("$bin" figure --list | awk '/^[a-z]/ {print $1}'); do
     fail "figure $name is not drawn by this test"
 done
 
-# count_ink PNG: "ink total" of an 8-bit RGB(A) PNG, ink being its non-white pixels counted row by
-# row until there are more than total / 500 (the test's threshold): undoing the PNG filters in
-# Python took 2-3 s for a whole 1200x900 screenshot, most of this test's time, and a page's ink is
-# near its top.
+# A figure's bars, cells and labels cover well over 0.2 % of the window; a blank page none: a page
+# renders when more than 1 / ink_share of its pixels are not white.
+ink_share=500
+# count_ink PNG SHARE: "ink total" of an 8-bit RGB(A) PNG, ink being its non-white pixels counted
+# row by row until there are more than total / SHARE: undoing the PNG filters in Python took 2-3 s
+# for a whole 1200x900 screenshot, most of this test's time, and a page's ink is near its top.
 count_ink() {
-  python3 - "$1" <<'EOF'
+  python3 - "$1" "$2" <<'EOF'
 import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
+data, share = open(sys.argv[1], "rb").read(), int(sys.argv[2])
 assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
 pos, idat, width = 8, b"", 0
 while pos < len(data):
@@ -180,7 +182,7 @@ while pos < len(data):
         idat += body
     pos += 12 + n
 raw, stride = zlib.decompress(idat), width * bpp
-need = width * height // 500 + 1
+need = width * height // share + 1
 prev, ink = bytearray(stride), 0
 for y in range(height):
     f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
@@ -218,9 +220,8 @@ for p in "${pages[@]}"; do
   shot="$tmp/shot-$(basename "$p").png"
   timeout 120 "$chrome" "${flags[@]}" --window-size=1200,900 --screenshot="$shot" "file://$p" \
     > /dev/null 2>&1 || fail "Chromium could not take a screenshot of $p"
-  read -r ink total < <(count_ink "$shot")
-  # A figure's bars, cells and labels cover well over 0.2 % of the window; a blank page none.
-  [ "$ink" -gt $((total / 500)) ] || fail "$p renders blank ($ink of $total pixels not white)"
+  read -r ink total < <(count_ink "$shot" "$ink_share")
+  [ "$ink" -gt $((total / ink_share)) ] || fail "$p renders blank ($ink of $total pixels not white)"
   echo "rendered $(basename "$p"): at least $ink of $total pixels drawn"
 done
 echo "render_pages: ${#pages[@]} pages and figures render in Chromium"

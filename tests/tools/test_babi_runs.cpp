@@ -42,11 +42,6 @@ std::string stories(uint64_t seed, int n) {
   return out.str();
 }
 
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return parse_json(in);
-}
-
 Words encdec_run(const fs::path& data, const fs::path& out, const std::string& select) {
   // No --babi-view: encdec's registration asks babi for its words view.
   return {"--task",      "babi",           "--model", "encdec",    "--data",

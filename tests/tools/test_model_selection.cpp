@@ -15,16 +15,12 @@
 
 using namespace memgrad;
 using namespace memgrad::cli;
+using memgrad::test::read_json;
 using memgrad::test::TempDir;
 using memgrad::test::with_words;
 namespace fs = std::filesystem;
 
 namespace {
-
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return parse_json(in);
-}
 
 Words run(const std::string& data, const fs::path& out, int epochs) {
   return with_words(memgrad::test::physionet_run(data, out), {"--epochs", std::to_string(epochs)});

@@ -22,17 +22,13 @@
 
 using namespace memgrad;
 using namespace memgrad::cli;
+using memgrad::test::read_json;
 using memgrad::test::Run;
 using memgrad::test::run;
 using memgrad::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return parse_json(in);
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <regex>
 
-#include "engine/json_text.hpp"
 #include "tests/tools/train_util.hpp"
 
 using namespace memgrad;
@@ -30,11 +29,6 @@ std::vector<nlohmann::json> log_without_times(const std::filesystem::path& dir) 
       j["note"] = std::regex_replace(j["note"].get<std::string>(),
                                      std::regex(", solver [0-9.]+ CPU s"), "");
   return lines;
-}
-
-nlohmann::json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return parse_json(in);
 }
 
 }  // namespace

@@ -21,6 +21,12 @@ namespace memgrad::test {
 
 using cli::Words;
 
+// A JSON file written by a run (config.json, metrics.json, best.json), parsed.
+inline nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return parse_json(in);
+}
+
 inline std::vector<double> logged_losses(const std::filesystem::path& dir) {
   std::ifstream in(dir / "log.jsonl");
   std::vector<double> losses;
