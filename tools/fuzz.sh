@@ -5,7 +5,10 @@
 # first (build/memgrad writes the seed run directory).
 #   tools/fuzz.sh                      every target for 1 minute
 #   tools/fuzz.sh --minutes N          every target for N minutes
-#   tools/fuzz.sh --seconds N          every target for N seconds (.ci/run: --seconds 8)
+#   tools/fuzz.sh --seconds N          every target for N seconds
+#   tools/fuzz.sh --quick-build ...    the targets built at -O0, not -O1: half the build time and
+#                                      fewer executions a second, for short runs (.ci/run:
+#                                      --quick-build --seconds 8)
 #   tools/fuzz.sh ... babi metrics     only these targets
 # Prints one line per target (executions, coverage, corpus size) and exits 1 when any target
 # found a crash, a sanitizer report, a leak, a hang (10 s per input) or memory above 2 GB; the
@@ -15,12 +18,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
+opt=-O1
 targets=()
 while (($#)); do
   case "$1" in
     --minutes) seconds=$(($2 * 60)); shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --quick-build) opt=-O0; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -33,7 +38,7 @@ tools/setup.sh >/dev/null
 cmake --build build --target memgrad_fuzz_support >/dev/null  # ops/ and models/ as g++ built them
 
 out=build-fuzz
-cmake -S tests/fuzz -B "$out" -DCMAKE_CXX_COMPILER=clang++ \
+cmake -S tests/fuzz -B "$out" -DCMAKE_CXX_COMPILER=clang++ -DMEMGRAD_FUZZ_OPT="$opt" \
   -DMEMGRAD_SUPPORT_LIB="$PWD/build/libmemgrad_fuzz_support.a" >/dev/null
 if ((${#targets[@]} == 0)); then
   for f in tests/fuzz/fuzz_*.cpp; do n=$(basename "$f" .cpp); targets+=("${n#fuzz_}"); done
