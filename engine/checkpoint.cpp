@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 
 namespace memgrad {
@@ -149,7 +150,7 @@ void save_safetensors(const std::string& path, const TensorFile& file) {
                     {"data_offsets", {offset, offset + t.bytes()}}};
     offset += t.bytes();
   }
-  std::string json = header.dump();
+  std::string json = dump_json(header);
   json.append((8 - json.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
   std::string bytes(8, '\0');
   const uint64_t n = json.size();
@@ -241,7 +242,7 @@ TensorFile load_safetensors(const std::string& path) {
     std::vector<int64_t> dims;
     for (const auto& d : e["shape"]) {
       MG_CHECK(d.is_number_integer() && d.get<int64_t>() >= 0, path, ": tensor ", quote(name),
-               ": bad dimension ", quote(d.dump()));
+               ": bad dimension ", quote(dump_json(d)));
       dims.push_back(d.get<int64_t>());
     }
     // The element count must fit the data before it is computed: a shape such as [2^32, 2^32,
@@ -250,7 +251,7 @@ TensorFile load_safetensors(const std::string& path) {
       uint64_t elements = 1;
       for (int64_t d : dims) {
         MG_CHECK(uint64_t(d) <= data_size / dtype_size(dtype) / elements, path, ": tensor ",
-                 quote(name), ": shape ", quote(e["shape"].dump()), " needs more than the ",
+                 quote(name), ": shape ", quote(dump_json(e["shape"])), " needs more than the ",
                  data_size, " data bytes of the file");
         elements *= uint64_t(d);
       }

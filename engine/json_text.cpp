@@ -15,4 +15,8 @@ nlohmann::json parse_json_or_discarded(std::istream& in) {
   return nlohmann::json::parse(in, /*callback=*/nullptr, /*allow_exceptions=*/false);
 }
 
+std::string dump_json(const nlohmann::json& value, int indent) { return value.dump(indent); }
+
+std::string dump_json(const nlohmann::ordered_json& value, int indent) { return value.dump(indent); }
+
 }  // namespace memgrad

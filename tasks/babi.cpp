@@ -16,6 +16,7 @@
 
 #include "engine/checksums.hpp"
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 #include "engine/utf8.hpp"
 #include "tasks/babi_answers.hpp"
@@ -484,7 +485,7 @@ std::string task_spec(const nlohmann::json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
   MG_CHECK(v.is_string(),
            "babi: babi_task must be 1..20, \"all\" or a list such as \"1,2,4-20\", got ",
-           quote(v.dump()));
+           quote(dump_json(v)));
   return v.get<std::string>();
 }
 
@@ -504,12 +505,12 @@ class BabiTask : public Task {
       MG_CHECK(memory_size.is_number_integer() && memory_size.get<int64_t>() >= 1 &&
                    memory_size.get<int64_t>() <= INT_MAX,
                "babi: memory_size must be a whole number in [1, ", INT_MAX, "], got ",
-               quote(memory_size.dump()));
+               quote(dump_json(memory_size)));
       o.memory_size = int(memory_size.get<int64_t>());
       random_time_ = settings_.at("random_time").get<double>();
       const nlohmann::json& seed = settings_.at("seed");
       MG_CHECK(seed.is_number_integer() && seed.get<int64_t>() >= 0,
-               "babi: seed must be a whole number >= 0, got ", quote(seed.dump()));
+               "babi: seed must be a whole number >= 0, got ", quote(dump_json(seed)));
       seed_ = seed.get<uint64_t>();
       view = settings_.at("babi_view").get<std::string>();
       select = settings_.at("select_epoch").get<std::string>();

@@ -11,6 +11,7 @@
 
 #include "engine/checksums.hpp"
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 #include "tasks/metrics.hpp"
 
@@ -466,12 +467,12 @@ std::unique_ptr<Task> make_story_task(const nlohmann::json& s) {
                                                        : task.get<std::string>());
     const nlohmann::json& sd = s.at("seed");
     MG_CHECK(sd.is_number_integer() && sd.get<int64_t>() >= 0,
-             "babi: seed must be a whole number >= 0, got ", quote(sd.dump()));
+             "babi: seed must be a whole number >= 0, got ", quote(dump_json(sd)));
     seed = sd.get<uint64_t>();
     const nlohmann::json& cap = s.at("story_tokens");
     MG_CHECK(cap.is_number_integer() && cap.get<int64_t>() >= 1 &&
                  cap.get<int64_t>() <= (int64_t(1) << 30),
-             "babi: story_tokens must be a whole number in [1, 2^30], got ", quote(cap.dump()));
+             "babi: story_tokens must be a whole number in [1, 2^30], got ", quote(dump_json(cap)));
     story_tokens = cap.get<int64_t>();
   } catch (const nlohmann::json::exception& e) {
     fail("babi: bad setting type (", e.what(), ")");

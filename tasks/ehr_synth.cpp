@@ -383,8 +383,8 @@ Summary generate(const Options& o, const std::string& dir, bool overwrite) {
                             "trigger in admission a-2 gives follows in admission a with "
                             "probability 0.9"}};
   }
-  std::ofstream(partial / "rules.json") << rules_out.dump(1) << "\n";
-  std::ofstream(partial / "ceiling.json") << s.ceiling.dump(2) << "\n";
+  std::ofstream(partial / "rules.json") << dump_json(rules_out, 1) << "\n";
+  std::ofstream(partial / "ceiling.json") << dump_json(s.ceiling, 2) << "\n";
   fs::remove_all(dir, ec);
   fs::rename(partial, dir, ec);
   MG_CHECK(!ec, dir, ": cannot rename ", partial.string(), " into place (", ec.message(), ")");

@@ -568,11 +568,12 @@ void add_jsonl_line(TableBuilder& builder, std::size_t line, std::string_view te
   std::vector<Cell> cells;
   try {
     const nlohmann::json row = parse_json(text);
-    if (!row.is_array()) builder.fail(line, "expected a JSON array, found " + quote(row.dump()));
+    if (!row.is_array())
+      builder.fail(line, "expected a JSON array, found " + quote(dump_json(row)));
     for (const auto& cell : row) {
       const bool number = cell.is_number();
       cells.push_back({number ? std::optional<double>(cell.get<double>()) : std::nullopt,
-                       cell.dump(), cell.is_string() && is_name(cell.get<std::string>())});
+                       dump_json(cell), cell.is_string() && is_name(cell.get<std::string>())});
     }
   } catch (const nlohmann::json::exception& e) {  // syntax, number overflow (1e400), ...
     builder.fail(line, "invalid JSON: " + escape(e.what(), 200));

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "tasks/ehr_synth.hpp"
 #include "tasks/epoch_order.hpp"
 #include "tasks/metrics.hpp"
@@ -41,7 +42,8 @@ constexpr int64_t kCaseTop = 5;  // the paper's Table 4 lists each model's top 5
 int64_t whole(const nlohmann::json& s, const char* key, int64_t lo, int64_t hi) {
   const nlohmann::json& v = s.at(key);
   MG_CHECK(v.is_number_integer() && v.get<int64_t>() >= lo && v.get<int64_t>() <= hi,
-           "mimic-drugs: ", key, " must be a whole number in [", lo, ", ", hi, "], got ", v.dump());
+           "mimic-drugs: ", key, " must be a whole number in [", lo, ", ", hi, "], got ",
+           dump_json(v));
   return v.get<int64_t>();
 }
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "engine/json_text.hpp"
 #include "engine/threads.hpp"
 #include "tasks/metrics.hpp"
 #include "tasks/sum2seq.hpp"
@@ -20,17 +21,17 @@ constexpr int64_t kMaxTestSamples = 1000000;
 // Setting `key` of s as a whole number in [1, max]; an Error names it otherwise.
 int64_t bounded(const nlohmann::json& v, const char* key, int64_t max) {
   MG_CHECK(v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= max,
-           "sum2seq: ", key, " must be a whole number in [1, ", max, "], got ", v.dump());
+           "sum2seq: ", key, " must be a whole number in [1, ", max, "], got ", dump_json(v));
   return v.get<int64_t>();
 }
 uint64_t seed(const nlohmann::json& v, const char* key) {
   MG_CHECK(v.is_number_integer() && v.get<int64_t>() >= 0, "sum2seq: ", key,
-           " must be a whole number >= 0, got ", v.dump());
+           " must be a whole number >= 0, got ", dump_json(v));
   return v.get<uint64_t>();
 }
 std::vector<int> lengths(const nlohmann::json& v) {
   MG_CHECK(v.is_array() && !v.empty(), "sum2seq: test_lmax must be a list of lengths, got ",
-           v.dump());
+           dump_json(v));
   std::vector<int> out;
   for (const auto& l : v) out.push_back(int(bounded(l, "test_lmax values", kMaxLmax)));
   return out;

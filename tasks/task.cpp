@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 
 namespace memgrad {
@@ -17,7 +18,8 @@ nlohmann::json merge_task_settings(const std::string& task, const nlohmann::json
                                    const nlohmann::json& user) {
   nlohmann::json s = defaults;
   if (user.is_null()) return s;
-  MG_CHECK(user.is_object(), task, ": settings must be a JSON object, got ", quote(user.dump()));
+  MG_CHECK(user.is_object(), task, ": settings must be a JSON object, got ",
+           quote(dump_json(user)));
   for (auto it = user.begin(); it != user.end(); ++it) {
     std::string known;
     for (auto k = defaults.begin(); k != defaults.end(); ++k)
@@ -33,7 +35,7 @@ int64_t setting_int(const nlohmann::json& s, const std::string& task, const char
                     int64_t hi) {
   const nlohmann::json& v = s.at(key);
   MG_CHECK(v.is_number_integer() && v.get<int64_t>() >= lo && v.get<int64_t>() <= hi, task, ": ",
-           key, " must be a whole number in [", lo, ", ", hi, "], got ", v.dump());
+           key, " must be a whole number in [", lo, ", ", hi, "], got ", dump_json(v));
   return v.get<int64_t>();
 }
 

@@ -22,6 +22,7 @@
 
 #include <sys/resource.h>
 #include <time.h>
+#include "engine/json_text.hpp"
 
 namespace memgrad::cli {
 namespace {
@@ -345,7 +346,7 @@ int bench_ops(const Args& args) {
                            {"gemm", bench_gemm(std::max(3, reps / 3), threads)},
                            {"small_products", bench_small_products(args.has("quick") ? 1 : 3)}};
   if (args.has("json")) {
-    std::cout << result.dump(2) << "\n";
+    std::cout << dump_json(result, 2) << "\n";
     return 0;
   }
   const auto& tape = result["tape"];
@@ -519,7 +520,7 @@ int bench_model(Words words) {
                         {"peak_rss_mib", peak_rss_mib()}};
   if (profile) out["profile"] = profile_json(ops.sorted(), steps);
   if (flags["json"].get<bool>()) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << dump_json(out, 2) << "\n";
     return 0;
   }
   std::printf("%s on %s, batch %lld, %d threads, %lld parameters, %lld tape nodes per step\n",

@@ -2,6 +2,7 @@
 // `memgrad train --task mimic-drugs --data DIR` reads as it reads MIMIC-III.
 #include <cstdio>
 
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 #include "tasks/ehr_synth.hpp"
 #include "tools/args.hpp"
@@ -64,7 +65,7 @@ int cmd_ehr_gen(const Words& words) {
       "rows, %lld prescription rows in %.1f s\n",
       out->c_str(), (long long)s.patients, (long long)s.admissions, (long long)s.dx_rows,
       (long long)s.proc_rows, (long long)s.drug_rows, s.seconds);
-  std::printf("ehr-gen: ceiling (oracle): %s\n", s.ceiling.dump().c_str());
+  std::printf("ehr-gen: ceiling (oracle): %s\n", dump_json(s.ceiling).c_str());
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "engine/checkpoint.hpp"
+#include "engine/json_text.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 #include "tools/run_dir.hpp"
@@ -65,7 +66,7 @@ int cmd_eval(const Words& words) {
     write_file_atomically(*scores, trainer.scores_csv());
   }
   if (args.has("json"))
-    std::cout << metrics.dump(2) << "\n";
+    std::cout << dump_json(metrics, 2) << "\n";
   else
     std::cout << trainer.task().format_metrics(metrics);
   return 0;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/gradcheck.hpp"
+#include "engine/json_text.hpp"
 #include "models/model_check.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
@@ -97,7 +98,8 @@ bool report(const GradCheckResult& r, const std::string& op, bool json, nlohmann
 
 int finish(bool json, const nlohmann::json& checks, int passed, int failed) {
   if (json)
-    std::cout << nlohmann::json{{"checks", checks}, {"passed", passed}, {"failed", failed}}.dump(2)
+    std::cout << dump_json(
+                     nlohmann::json{{"checks", checks}, {"passed", passed}, {"failed", failed}}, 2)
               << "\n";
   else
     std::printf("%d passed, %d failed\n", passed, failed);
@@ -142,7 +144,7 @@ int list_cases(bool json) {
   }
   nlohmann::json cases = nlohmann::json::array();
   for (const GradCase& c : all_grad_cases()) cases.push_back({{"op", c.op}, {"name", c.name}});
-  std::cout << nlohmann::json{{"cases", cases}}.dump(2) << "\n";
+  std::cout << dump_json(nlohmann::json{{"cases", cases}}, 2) << "\n";
   return 0;
 }
 

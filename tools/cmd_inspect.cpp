@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/checkpoint.hpp"
+#include "engine/json_text.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 #include "tools/figures/figure.hpp"
@@ -185,7 +186,7 @@ int cmd_inspect(const Words& arguments) {
       nlohmann::json j = tape_graph_json(graph);
       j["title"] = title;
       j["loss"] = loss;
-      text = j.dump() + "\n";
+      text = dump_json(j) + "\n";
     } else {
       text = tape_graph_dot(graph, title);
       if (*format == "svg") text = render_svg(text);
@@ -242,7 +243,7 @@ int cmd_inspect(const Words& arguments) {
       tape.print(t);
       j["tape"] = t.str();
     }
-    std::cout << j.dump() << "\n";
+    std::cout << dump_json(j) << "\n";
     return 0;
   }
   std::cout << rc->model << " on " << rc->task << ", " << source

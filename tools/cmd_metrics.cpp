@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 #include "tasks/metrics.hpp"
 #include "tools/args.hpp"
@@ -141,7 +142,7 @@ void print_table(const nlohmann::ordered_json& json) {
     } else if (v.is_array()) {
       text = list_text(v.get<std::vector<int>>());
     } else {
-      text = v.dump();
+      text = dump_json(v);
     }
     std::printf("%-20s %s\n", key.c_str(), text.c_str());
   }
@@ -185,7 +186,7 @@ int cmd_metrics(const Words& words) {
 
   const nlohmann::ordered_json json = to_json(report);
   if (format == "json") {
-    std::printf("%s\n", json.dump().c_str());
+    std::printf("%s\n", dump_json(json).c_str());
   } else {
     print_table(json);
   }

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/json_text.hpp"
 #include "engine/quote.hpp"
 #include "tasks/example_scores.hpp"
 #include "tasks/label_scores.hpp"
@@ -236,7 +237,7 @@ int cmd_metrics_bootstrap(const Words& words) {
                               .level = level,
                               .k = int(k)});
     if (format == "json")
-      std::printf("%s\n", j.dump().c_str());
+      std::printf("%s\n", dump_json(j).c_str());
     else
       print_multilabel_bootstrap(j);
     return 0;
@@ -266,7 +267,7 @@ int cmd_metrics_bootstrap(const Words& words) {
     throw UsageError(e.what());
   }
   if (format == "json")
-    std::printf("%s\n", out.dump().c_str());
+    std::printf("%s\n", dump_json(out).c_str());
   else
     print_table(out);
   return 0;

@@ -212,7 +212,7 @@ std::string config_summary(const nlohmann::json& c) {
     out += out.empty() ? "" : ", ";
     out += key;
     out += " ";
-    out += v.is_string() ? v.get<std::string>() : v.dump();
+    out += v.is_string() ? v.get<std::string>() : dump_json(v);
   };
   for (const char* key : {"model", "task", "seed"})
     if (c.contains(key)) add(key, c[key]);

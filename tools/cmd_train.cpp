@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "engine/json_text.hpp"
 #include "engine/threads.hpp"
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
@@ -90,7 +91,7 @@ void print_defaults(const RunConfig& rc) {
       std::string flag = k;
       for (char& c : flag)
         if (c == '_') c = '-';
-      std::printf("  --%-24s %s\n", flag.c_str(), v.dump().c_str());
+      std::printf("  --%-24s %s\n", flag.c_str(), dump_json(v).c_str());
     }
   };
   std::printf("\nmodels:");
@@ -134,7 +135,7 @@ std::string shared_settings(const RunConfig& rc, const RunDir& dir, bool resumin
   nlohmann::json j = {{"run", rc.to_json()}, {"dir", dir.path}, {"resume", resuming}};
   for (const char* key : {"log_every", "checkpoint_every", "eval_every", "overwrite"})
     j[key] = flags[key];
-  return j.dump();
+  return dump_json(j);
 }
 
 int train(const Words& words, Ranks* ranks) {
@@ -198,7 +199,7 @@ int train(const Words& words, Ranks* ranks) {
         if (flags[key].get<int64_t>() == 0) {
           const nlohmann::json& v = saved_json["intervals"].value(key, nlohmann::json(0));
           MG_CHECK(v.is_number_integer(), dir.config(), ": intervals '", key,
-                   "' must be a whole number, got ", v.dump());
+                   "' must be a whole number, got ", dump_json(v));
           flags[key] = v;
         }
     }
@@ -364,7 +365,7 @@ int train(const Words& words, Ranks* ranks) {
   if (end < total) metrics["early_stop"] = {{"epoch", end / per_epoch}, {"patience", patience}};
   dir.write_json(dir.metrics(), metrics);
   if (flags["json"].get<bool>())
-    std::cout << metrics.dump(2) << "\n";
+    std::cout << dump_json(metrics, 2) << "\n";
   else
     std::cout << trainer.task().format_metrics(metrics);
   return 0;

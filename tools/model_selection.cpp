@@ -6,6 +6,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 
 namespace memgrad::cli {
 
@@ -69,10 +70,10 @@ nlohmann::json BestEpoch::restore() {
   if (!best_) return nullptr;
   // A kill after a later best epoch, then a resume that stopped before redoing it, leaves in
   // best.safetensors the parameters of an epoch this run's record has not reached.
-  const std::string step = (*best_)["step"].dump();
+  const std::string step = dump_json((*best_)["step"]);
   const std::string saved = load_safetensors(dir_.best()).metadata["next_step"];
   MG_CHECK(saved == step, dir_.best(), ": holds the parameters of step ", saved,
-           ", not those of the best epoch so far (", (*best_)["epoch"].dump(), ", step ", step,
+           ", not those of the best epoch so far (", dump_json((*best_)["epoch"]), ", step ", step,
            "): a later best epoch was saved before the run was killed; resume it past step ", saved,
            " to select again");
   trainer_.load_parameters_from(dir_.best());

@@ -29,7 +29,7 @@ void RunDir::create() const {
 }
 
 void RunDir::write_json(const std::string& file, const nlohmann::json& j) const {
-  write_file_atomically(file, j.dump(2) + "\n");
+  write_file_atomically(file, dump_json(j, 2) + "\n");
 }
 
 nlohmann::json RunDir::read_json(const std::string& file) const {
@@ -46,7 +46,7 @@ nlohmann::json RunDir::read_json(const std::string& file) const {
 void RunDir::append_log(const nlohmann::json& line) const {
   std::ofstream out(log(), std::ios::app);
   MG_CHECK(out.good(), "cannot append to ", log());
-  out << line.dump() << '\n';
+  out << dump_json(line) << '\n';
 }
 
 void RunDir::sync_log() const {

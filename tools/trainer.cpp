@@ -153,7 +153,7 @@ bool fits(const nlohmann::json& value, const nlohmann::json& like, bool number_a
 
 // A value from config.json for a message: as written when it is short and printable, quote()d
 // otherwise (a string or object of the file could be megabytes of anything).
-std::string shown(const nlohmann::json& v) { return show(v.dump()); }
+std::string shown(const nlohmann::json& v) { return show(dump_json(v)); }
 
 // Every key of `group` that `defaults` has must fit its default's type; an Error names the file,
 // the group and the key.
@@ -164,7 +164,7 @@ void check_types(const nlohmann::json& group, const nlohmann::json& defaults, co
     if (defaults.contains(it.key()))
       MG_CHECK(fits(*it, defaults.at(it.key()), number_as_string), source, ": ", what, " setting '",
                it.key(), "' is ", shown(*it), ", but must be of the type of its default ",
-               defaults.at(it.key()).dump());
+               dump_json(defaults.at(it.key())));
 }
 
 }  // namespace
@@ -187,7 +187,7 @@ nlohmann::json RunConfig::override_model_settings(const std::vector<std::string>
     const bool same_type = old.is_number() ? value.is_number() : old.type() == value.type();
     if (!same_type)
       throw UsageError("--set " + item + ": " + key + " is " + std::string(old.type_name()) +
-                       " in the run (" + old.dump() + "), got " + value.type_name());
+                       " in the run (" + dump_json(old) + "), got " + value.type_name());
     model_config[key] = value;
     changed[key] = value;
   }
@@ -281,7 +281,7 @@ Trainer::Trainer(const RunConfig& config, Ranks* ranks)
     if (model_config.contains(it.key()) && model_config[it.key()] != *it) {
       if (!dims_changed_.empty()) dims_changed_ += ", ";
       dims_changed_ += it.key() + " " + it->dump() +
-                       " (the run's config: " + model_config[it.key()].dump() + ")";
+                       " (the run's config: " + dump_json(model_config[it.key()]) + ")";
     }
     model_config[it.key()] = *it;  // the task wins
   }
@@ -839,14 +839,14 @@ void check_same_run(const RunConfig& run, const TensorFile& file, const std::str
   for (const char* key : kResumeMayChange) now.erase(key), then.erase(key);
   for (const auto& [key, value] : then) {
     const auto it = now.find(key);
-    const std::string current = it == now.end() ? "missing" : it->second.dump();
+    const std::string current = it == now.end() ? "missing" : dump_json(it->second);
     MG_CHECK(it != now.end() && it->second == value, path, ": run setting '", key, "' is ",
-             value.dump(), " in the checkpoint but ", current,
+             dump_json(value), " in the checkpoint but ", current,
              " in the run's config.json: a run's settings cannot change (restore config.json, or "
              "start a new run with --out)");
   }
   for (const auto& [key, value] : now)
-    MG_CHECK(then.count(key), path, ": run setting '", key, "' is ", value.dump(),
+    MG_CHECK(then.count(key), path, ": run setting '", key, "' is ", dump_json(value),
              " in the run's config.json but missing in the checkpoint: a run's settings cannot "
              "change (restore config.json, or start a new run with --out)");
 }
@@ -869,14 +869,14 @@ void Trainer::save_checkpoint(const std::string& path, int64_t next_step,
   file.metadata["format"] = kCheckpointFormat;
   file.metadata["next_step"] = std::to_string(next_step);
   file.metadata["optimizer_steps"] = std::to_string(optimizer_->steps());
-  file.metadata["model_state"] = model_->training_state().dump();
-  file.metadata["run_config"] = config_.to_json().dump();
+  file.metadata["model_state"] = dump_json(model_->training_state());
+  file.metadata["run_config"] = dump_json(config_.to_json());
   file.metadata["ranks"] = std::to_string(ranks());
   if (log) {
     file.metadata["log_lines"] = std::to_string(log->lines);
     file.metadata["loss_sum"] = exact_text(log->loss_sum);
     file.metadata["loss_count"] = std::to_string(log->loss_count);
-    file.metadata["best_epoch"] = log->best_epoch.value_or(nullptr).dump();
+    file.metadata["best_epoch"] = dump_json(log->best_epoch.value_or(nullptr));
   }
   save_safetensors(path, file);
 }

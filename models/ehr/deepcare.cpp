@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "engine/json_text.hpp"
 #include "models/dnc/two_view.hpp"
 #include "models/layers/batch_fields.hpp"
 #include "models/layers/config.hpp"
@@ -33,7 +34,7 @@ DeepCare::DeepCare(const nlohmann::json& config, DType dtype, uint64_t seed) : M
   MG_CHECK(config_.at("output") == "set", name_,
            ": output must be \"set\" (the next admission's "
            "diagnoses), got ",
-           config_.at("output").dump());
+           dump_json(config_.at("output")));
   const int64_t v1 = layers::config_int(config_, name_, "input_vocab"),
                 v2 = layers::config_int(config_, name_, "input_vocab2"),
                 labels = layers::config_int(config_, name_, "output_vocab"),

@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "engine/json_text.hpp"
 #include "models/dnc/two_view.hpp"
 #include "models/layers/batch_fields.hpp"
 #include "models/layers/config.hpp"
@@ -26,7 +27,8 @@ BagOfCodes::BagOfCodes(bool chain, const nlohmann::json& config, DType dtype, ui
   const std::string& model = name_;
   config_ = layers::merge_config(model, defaults(chain), config);
   MG_CHECK(config_.at("output") == "set", model,
-           ": output must be \"set\" (a multi-label baseline), got ", config_.at("output").dump());
+           ": output must be \"set\" (a multi-label baseline), got ",
+           dump_json(config_.at("output")));
   use_ = dnc::views_read(config_, model);
   labels_ = layers::config_int(config_, model, "output_vocab");
   l2_ = config_.at("l2").get<double>();

@@ -1,6 +1,7 @@
 #include "models/layers/config.hpp"
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 
 namespace memgrad::layers {
 namespace {
@@ -20,7 +21,7 @@ nlohmann::json merge_config(const std::string& model, const nlohmann::json& defa
                             const nlohmann::json& user) {
   nlohmann::json out = defaults;
   if (user.is_null()) return out;
-  MG_CHECK(user.is_object(), model, ": the config must be a JSON object, got ", user.dump());
+  MG_CHECK(user.is_object(), model, ": the config must be a JSON object, got ", dump_json(user));
   for (auto it = user.begin(); it != user.end(); ++it) {
     if (it.key() == "variant") continue;
     auto d = defaults.find(it.key());
@@ -41,7 +42,7 @@ int64_t config_int(const nlohmann::json& cfg, const std::string& model, const ch
                    int64_t min_value) {
   const nlohmann::json& v = cfg.at(key);
   MG_CHECK(v.is_number_integer() || (v.is_number() && v.get<double>() == double(v.get<int64_t>())),
-           model, ": config key '", key, "' must be a whole number, got ", v.dump());
+           model, ": config key '", key, "' must be a whole number, got ", dump_json(v));
   const int64_t x = v.get<int64_t>();
   MG_CHECK(x >= min_value, model, ": config key '", key, "' must be at least ", min_value, ", got ",
            x);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "engine/json_text.hpp"
 #include "models/layers/config.hpp"
 #include "models/qa/babi_check.hpp"
 #include "models/qa/position_encoding.hpp"
@@ -46,7 +47,7 @@ const nlohmann::json kDefaults = {
 int64_t positive(const nlohmann::json& c, const char* key, int64_t min_value = 1) {
   const nlohmann::json& v = c.at(key);
   MG_CHECK(v.is_number_integer(), kName, ": config key '", key, "' must be a whole number, got ",
-           v.dump());
+           dump_json(v));
   const auto x = v.get<int64_t>();
   MG_CHECK(x >= min_value, kName, ": config key '", key, "' must be at least ", min_value, ", got ",
            x);

@@ -31,7 +31,7 @@ void eval_without_key(const fs::path& out, const char* key,
   const nlohmann::json trained = read(out / "metrics.json");
   nlohmann::json config = read(out / "config.json");
   REQUIRE(config["model_config"].erase(key) == 1);
-  std::ofstream(out / "config.json") << config.dump(2);
+  std::ofstream(out / "config.json") << dump_json(config, 2);
   const Run r = run(cmd_eval, {"--checkpoint", out.string(), "--json", "--threads", "1"});
   REQUIRE_MESSAGE(r.code == 0, r.error);
   const nlohmann::json again = parse_json(r.out);

@@ -66,7 +66,7 @@ TEST_CASE("dmn-plus fits 50 training questions exactly (0% training error)") {
   const nlohmann::json before = trainer.evaluate();
   for (int64_t step = 0; step < trainer.total_steps(); ++step) trainer.train_step(step);
   const nlohmann::json after = trainer.evaluate();
-  INFO(after.dump());
+  INFO(dump_json(after));
   CHECK(before["train_mean_error"].get<double>() > 30.0);
   CHECK(after["train_mean_error"].get<double>() == 0.0);
 }

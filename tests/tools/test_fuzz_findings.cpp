@@ -12,6 +12,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "tasks/physionet_record.hpp"
 #include "tests/test_util.hpp"
 #include "tools/run_dir.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 // A safetensors file: the 8-byte header length, the header, the data.
 std::string safetensors(const nlohmann::json& header, const std::string& data = "") {
-  const std::string json = header.dump();
+  const std::string json = dump_json(header);
   const uint64_t n = json.size();
   std::string bytes(8, '\0');
   std::memcpy(bytes.data(), &n, 8);

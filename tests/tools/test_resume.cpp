@@ -91,7 +91,7 @@ void strip_checksums(const fs::path& path) {
   for (auto& [key, value] : header["__metadata__"].items())
     if (key.rfind("fnv1a64:", 0) != 0) metadata[key] = value;
   header["__metadata__"] = metadata;
-  std::string json = header.dump();
+  std::string json = dump_json(header);
   json.append((8 - json.size() % 8) % 8, ' ');
   std::string out(8, '\0');
   const uint64_t m = json.size();
@@ -190,7 +190,7 @@ TEST_CASE("a resumed run's log is the uninterrupted run's, line for line, for an
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i) {
       CAPTURE(i);
-      CHECK(a[i].dump() == b[i].dump());
+      CHECK(dump_json(a[i]) == dump_json(b[i]));
     }
     CHECK(read_text(whole / "metrics.json") == read_text(split / "metrics.json"));
   }
@@ -286,9 +286,9 @@ TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run s
     nlohmann::json j = parse_json(good_config);
     const nlohmann::json was = j[group][key];
     j[group][key] = value;
-    std::ofstream(config) << j.dump(2);
+    std::ofstream(config) << dump_json(j, 2);
     const std::string message = std::string("run setting '") + group + "." + key + "' is " +
-                                was.dump() + " in the checkpoint but " + value.dump() +
+                                dump_json(was) + " in the checkpoint but " + dump_json(value) +
                                 " in the run's config.json";
     CAPTURE(message);
     CHECK_THROWS_WITH_AS(resume(), doctest::Contains(message.c_str()), Error);
@@ -296,7 +296,7 @@ TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run s
   }
   nlohmann::json j = parse_json(good_config);
   j["seed"] = 6;
-  std::ofstream(config) << j.dump(2);
+  std::ofstream(config) << dump_json(j, 2);
   CHECK_THROWS_WITH_AS(resume(), doctest::Contains("run setting 'seed' is 5 in the checkpoint"),
                        Error);
   std::ofstream(config) << good_config;
@@ -428,7 +428,7 @@ TEST_CASE("a run killed between a best epoch and the next checkpoint resumes to 
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     CAPTURE(i);
-    CHECK(a[i].dump() == b[i].dump());
+    CHECK(dump_json(a[i]) == dump_json(b[i]));
   }
   CHECK(read_text(whole / "best.json") == read_text(split / "best.json"));
   CHECK(read_text(whole / "metrics.json") == read_text(split / "metrics.json"));

@@ -248,7 +248,7 @@ TEST_CASE("a run directory with bad contents is an error naming the file") {
   std::ifstream in(config);
   const nlohmann::json good = parse_json(in);
 
-  auto write_config = [&](const nlohmann::json& j) { std::ofstream(config) << j.dump(); };
+  auto write_config = [&](const nlohmann::json& j) { std::ofstream(config) << dump_json(j); };
   nlohmann::json bad = good;
   bad["train"]["batch"] = "4";
   write_config(bad);
@@ -352,7 +352,7 @@ TEST_CASE("second QA pass: flags, run directories and non-finite values") {
   const std::string config = (run / "config.json").string();
   std::ifstream in(config);
   const nlohmann::json good = parse_json(in);
-  auto write_config = [&](const nlohmann::json& j) { std::ofstream(config) << j.dump(); };
+  auto write_config = [&](const nlohmann::json& j) { std::ofstream(config) << dump_json(j); };
   nlohmann::json bad = good;
   bad["train"]["optimizer"] = 3;
   write_config(bad);

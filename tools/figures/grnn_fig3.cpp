@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "tools/figures/figure.hpp"
 #include "tools/svg_chart.hpp"
 #include "tools/trace_view.hpp"
@@ -26,7 +27,7 @@ constexpr const char* kName = "grnn-fig3";
 std::string line_key(nlohmann::json config) {
   config.erase("seed");
   if (config.contains("task_settings")) config["task_settings"].erase("seed");
-  return config.dump();
+  return dump_json(config);
 }
 
 const nlohmann::json& per_label(const RunLog& run) {

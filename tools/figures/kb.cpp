@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "engine/json_text.hpp"
 #include "tools/figures/figure.hpp"
 #include "tools/figures/svg_draw.hpp"
 #include "tools/svg_chart.hpp"
@@ -97,7 +98,7 @@ std::string cmemnn_fig3(const std::vector<RunLog>& runs) {
     ChartLine line;
     const nlohmann::json& model = run.config.at("model_config");
     line.label = run.config.at("model").get<std::string>();
-    if (model.contains("hops")) line.label += ", " + model.at("hops").dump() + " hops";
+    if (model.contains("hops")) line.label += ", " + dump_json(model.at("hops")) + " hops";
     line.colour = int(r);
     line.markers = true;
     for (const nlohmann::json& j : run.lines) {
