@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,22 @@ inline bool shared_data_present(const std::string& path) {
   ++skipped_for_data();
   MESSAGE("SKIPPED: " << path << " not found; nothing checked");
   return false;
+}
+
+// A whole file's bytes ("" when it cannot be opened).
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Whether text contains part, and how often (overlapping occurrences counted).
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+inline size_t count_of(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
 }
 
 // The message of the memgrad::Error that f throws, or "(no error)".

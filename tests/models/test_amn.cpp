@@ -16,6 +16,8 @@
 #include "models/qa/amn_story.hpp"
 #include "ops/ops.hpp"
 
+namespace amn_tests {
+
 using namespace memgrad;
 using namespace memgrad::qa;
 
@@ -950,3 +952,5 @@ TEST_CASE("amn ablation: propagation false skips Pi_prop, the word graph's GRU i
   c["propagation"] = "no";
   CHECK_THROWS_AS(Amn(c, DType::f64, 1), Error);
 }
+
+}  // namespace amn_tests

@@ -11,6 +11,8 @@
 #include "models/qa/dmn_plus.hpp"
 #include "ops/ops.hpp"
 
+namespace dmn_plus_tests {
+
 using namespace memgrad;
 
 namespace {
@@ -239,3 +241,5 @@ TEST_CASE("dmn-plus: each sample's prediction is its own, whatever the order of 
   Tape tg;
   CHECK_THROWS_WITH_AS(model.forward(tg, gap, o), doctest::Contains("facts first"), Error);
 }
+
+}  // namespace dmn_plus_tests

@@ -15,6 +15,8 @@
 #include "models/dnc/two_view.hpp"
 #include "ops/ops.hpp"
 
+namespace dmnc_tests {
+
 using namespace memgrad;
 
 namespace {
@@ -857,3 +859,5 @@ TEST_CASE("set output: 'read' scores the views additively in the two-encoder mod
       create_model("dmnc-late", bad, DType::f64, 1),
       doctest::Contains("'set_decoder' must be \"read\" or \"step\", got \"twice\""), Error);
 }
+
+}  // namespace dmnc_tests

@@ -12,6 +12,8 @@
 #include "models/qa/dnc_babi.hpp"
 #include "ops/ops.hpp"
 
+namespace dnc_babi_tests {
+
 using namespace memgrad;
 
 namespace {
@@ -154,3 +156,5 @@ TEST_CASE("dnc-babi: bad configs and batches are named") {
   CHECK_THROWS_WITH_AS(model.forward(tape, empty, ForwardOptions{}), doctest::Contains("words"),
                        Error);
 }
+
+}  // namespace dnc_babi_tests

@@ -14,6 +14,8 @@
 #include "models/model_check.hpp"
 #include "ops/ops.hpp"
 
+namespace ebmrnn_tests {
+
 using namespace memgrad;
 
 namespace {
@@ -281,3 +283,5 @@ TEST_CASE("ebmrnn/emrnn: a steady-state training step allocates nothing on the h
       CHECK(allocations == 0);
     }
 }
+
+}  // namespace ebmrnn_tests

@@ -10,6 +10,8 @@
 #include "ops/ops.hpp"
 #include "tests/test_util.hpp"
 
+namespace encdec_tests {
+
 using namespace memgrad;
 
 namespace {
@@ -112,3 +114,5 @@ TEST_CASE("encdec: bad configs and batches are named") {
   CHECK_THROWS_WITH_AS(model.forward(tape, memory, ForwardOptions{}), doctest::Contains("words"),
                        Error);
 }
+
+}  // namespace encdec_tests

@@ -12,6 +12,8 @@
 #include "models/qa/entnet.hpp"
 #include "ops/ops.hpp"
 
+namespace entnet_tests {
+
 using namespace memgrad;
 
 namespace {
@@ -357,3 +359,5 @@ TEST_CASE("entnet: memorises a tiny task to 0 % training error; same seed, same 
   const auto [other, error_other] = memorise(4, 150);
   CHECK(other != losses);
 }
+
+}  // namespace entnet_tests

@@ -12,6 +12,8 @@
 #include "models/qa/position_encoding.hpp"
 #include "ops/ops.hpp"
 
+namespace memn2n_tests {
+
 using namespace memgrad;
 
 namespace {
@@ -438,3 +440,5 @@ TEST_CASE("memn2n: float32 and float64 forwards agree") {
   const auto b = logits(*m32, check_batch(DType::f32));
   for (size_t i = 0; i < a.size(); ++i) CHECK(b[i] == doctest::Approx(a[i]).epsilon(1e-5));
 }
+
+}  // namespace memn2n_tests

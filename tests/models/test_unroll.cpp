@@ -14,6 +14,8 @@
 #include "models/unroll.hpp"
 #include "ops/ops.hpp"
 
+namespace unroll_tests {
+
 using namespace memgrad;
 
 namespace {
@@ -106,3 +108,5 @@ TEST_CASE("unrolled admissions: misuse is an error that says what is wrong") {
                          doctest::Contains("previous forward on the same tape"), Error);
   }
 }
+
+}  // namespace unroll_tests

@@ -8,12 +8,11 @@
 
 #include "engine/alloc_counter.hpp"
 #include "ops/ops.hpp"
+#include "tests/test_util.hpp"
 
 using namespace memgrad;
 
 namespace {
-
-const DType kDTypes[] = {DType::f32, DType::f64};
 
 Var make(Tape& tape, const Shape& s, DType t, const std::vector<double>& v, bool grad = false) {
   return tape.input(Tensor::from(s, t, v), grad);
@@ -28,7 +27,7 @@ std::vector<double> grad_of(Var out, Var x, const std::vector<double>& upstream)
 }  // namespace
 
 TEST_CASE("cumprod_exclusive: forward values along the last and the first axis") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape;
     Var x = make(tape, {2, 4}, t, {2, 3, 0, 4, 1, 0.5, 1, 3});
@@ -43,7 +42,7 @@ TEST_CASE("cumprod_exclusive: forward values along the last and the first axis")
 }
 
 TEST_CASE("cumprod_exclusive: exact, finite gradients at exact zeros (no division)") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape;
     // out = [1, 2, 0, 0]; dL/dx_j = sum_{i>j} g_i prod_{k<i, k!=j} x_k with g = 1:
@@ -73,7 +72,7 @@ TEST_CASE("cumprod_exclusive: argument errors name the op and the shape") {
 }
 
 TEST_CASE("sort / argsort: values, stability on ties, both directions") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape;
     Var x = make(tape, {2, 5}, t, {3, 1, 3, 1, 2, 0.5, -1, 4, 0, 2});
@@ -91,7 +90,7 @@ TEST_CASE("sort / argsort: values, stability on ties, both directions") {
 }
 
 TEST_CASE("sort: the gradient goes back to the original positions; argsort has none") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape;
     Var x = make(tape, {5}, t, {3, 1, 3, 1, 2}, true);
@@ -116,7 +115,7 @@ TEST_CASE("sort: errors for NaN and for an input without a last axis") {
 }
 
 TEST_CASE("gather_last: values with repeats, scatter-add backward") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape;
     Var x = make(tape, {2, 3}, t, {10, 20, 30, 40, 50, 60}, true);
@@ -144,7 +143,7 @@ TEST_CASE("gather_last: index and shape errors") {
 }
 
 TEST_CASE("scatter_last: values, gather backward, and it undoes sort") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape;
     Var src = make(tape, {2, 3}, t, {10, 20, 30, 40, 50, 60}, true);
@@ -197,7 +196,7 @@ TEST_CASE("scatter_last: permutation check on rows longer than one bitset block"
 }
 
 TEST_CASE("memory ops: no heap allocation in a steady-state step (DNC allocation weighting)") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape;
     Tensor usage = Tensor::from(Shape{2, 6}, t, {0.2, 0.9, 0, 1, 0.5, 0.3, 1, 1, 0, 0.4, 0.4, 0.7});

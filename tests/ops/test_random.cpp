@@ -8,12 +8,11 @@
 
 #include "engine/alloc_counter.hpp"
 #include "ops/ops.hpp"
+#include "tests/test_util.hpp"
 
 using namespace memgrad;
 
 namespace {
-
-const DType kDTypes[] = {DType::f32, DType::f64};
 
 // Values of dropout(ones(shape), p) on a fresh tape with the given seed and step.
 std::vector<double> dropout_ones(uint64_t seed, uint64_t step, int64_t n, double p,
@@ -50,7 +49,7 @@ TEST_CASE("noise: same seed and step replay; another step, seed or op index diff
 }
 
 TEST_CASE("dropout: kept elements scaled by 1/(1-p); dropped fraction close to p") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     const double p = 0.3;
     const int64_t n = 200000;
@@ -70,7 +69,7 @@ TEST_CASE("dropout: kept elements scaled by 1/(1-p); dropped fraction close to p
 }
 
 TEST_CASE("dropout: identity when not training or p == 0; backward multiplies by the mask") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape(5);
     Var x = tape.input(Tensor::from(Shape{2, 3}, t, {1, -2, 3, -4, 5, -6}), true);
@@ -105,7 +104,7 @@ TEST_CASE("dropout: p outside [0, 1) is an error naming the op") {
 }
 
 TEST_CASE("gumbel_softmax soft: rows sum to 1 and equal softmax((logits + saved noise) / tau)") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape(11);
     const double tau = 0.7;
@@ -147,7 +146,7 @@ TEST_CASE("gumbel_softmax: the noise is Gumbel(0, 1) (mean ~ Euler's gamma, fini
 }
 
 TEST_CASE("gumbel_softmax hard: exact one-hot of the soft argmax; same gradient as surrogate") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     const Shape s{4, 5};
     const std::vector<double> logits = linspace(20, -2, 2.5);
@@ -197,7 +196,7 @@ TEST_CASE("gumbel_softmax: argument errors") {
 }
 
 TEST_CASE("bernoulli_st: exact 0/1 samples with mean p, identity gradient as in surrogate mode") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     const int64_t n = 100000;
     Tape tape(2);
@@ -235,7 +234,7 @@ TEST_CASE("bernoulli_st: exact 0/1 samples with mean p, identity gradient as in 
 }
 
 TEST_CASE("straight-through ops, most_likely mode: the distribution's mode, the same backward") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     // bernoulli_st: z = [p > 0.5] whatever the seed and step; p = 0.5 itself does not fire.
     const Shape s{2, 5};
@@ -294,7 +293,7 @@ TEST_CASE("bernoulli_st: probabilities outside [0, 1] are an error naming the op
 }
 
 TEST_CASE("random ops: no heap allocation in a steady-state step") {
-  for (DType t : kDTypes) {
+  for (DType t : test::kBoth) {
     CAPTURE(dtype_name(t));
     Tape tape(1);
     const Tensor x = Tensor::from(Shape{2, 4}, t, linspace(8, 0.05, 0.95));

@@ -17,8 +17,6 @@ using namespace memgrad::test;
 
 namespace {
 
-const DType kDTypes[] = {DType::f32, DType::f64};
-
 void expect_values(const Tensor& t, const std::vector<double>& want) {
   const std::vector<double> got = t.to_vector();
   REQUIRE(got.size() == want.size());
@@ -38,7 +36,7 @@ Tensor iota(const Shape& s, DType d, double first = 0.0) {
 }  // namespace
 
 TEST_CASE("shape: reshape views the elements in row-major order") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var x = tape.input(iota(Shape{2, 3}, d), true);
@@ -56,7 +54,7 @@ TEST_CASE("shape: reshape views the elements in row-major order") {
 }
 
 TEST_CASE("shape: transpose swaps the last two dims") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var x = tape.input(iota(Shape{2, 3}, d));  // [[0,1,2],[3,4,5]]
@@ -75,7 +73,7 @@ TEST_CASE("shape: transpose swaps the last two dims") {
 }
 
 TEST_CASE("shape: concat along each axis") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var a = tape.input(iota(Shape{2, 2}, d));                    // [[0,1],[2,3]]
@@ -109,7 +107,7 @@ TEST_CASE("shape: concat gradients go back to each input, twice for a repeated i
 }
 
 TEST_CASE("shape: slice takes a range along one axis") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var x = tape.input(iota(Shape{3, 4}, d), true);
@@ -131,7 +129,7 @@ TEST_CASE("shape: slice takes a range along one axis") {
 }
 
 TEST_CASE("shape: a slice of leading rows is a view, with the same gradients") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var x = tape.input(iota(Shape{3, 2, 2}, d), true);
@@ -156,7 +154,7 @@ TEST_CASE("shape: concat then slice gives back the inputs") {
 }
 
 TEST_CASE("shape: stack inserts a new axis") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var a = tape.input(iota(Shape{2, 2}, d));                            // [[0,1],[2,3]]
@@ -200,7 +198,7 @@ TEST_CASE("shape: stack gradients") {
 }
 
 TEST_CASE("shape: gather_rows looks up rows and accumulates repeated ones") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var table = tape.input(iota(Shape{4, 2}, d), true);  // row r = [2r, 2r+1]
@@ -251,7 +249,7 @@ TEST_CASE("shape: gather_rows looks up rows and accumulates repeated ones") {
 }
 
 TEST_CASE("shape: gather_rows takes whole rows of a rank-3 state") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var state = tape.input(iota(Shape{3, 2, 2}, d), true);  // row b = [4b .. 4b+3]
@@ -265,7 +263,7 @@ TEST_CASE("shape: gather_rows takes whole rows of a rank-3 state") {
 }
 
 TEST_CASE("shape: replace_rows writes rows back and routes their gradients") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var base = tape.input(iota(Shape{4, 2}, d), true);  // [[0,1],[2,3],[4,5],[6,7]]
@@ -298,7 +296,7 @@ TEST_CASE("shape: replace_rows writes rows back and routes their gradients") {
 }
 
 TEST_CASE("shape: scatter_add_rows sums rows into their targets") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var src = tape.input(iota(Shape{3, 2}, d), true);  // [[0,1],[2,3],[4,5]]
@@ -335,7 +333,7 @@ TEST_CASE("shape: gather_rows and scatter_add_rows are adjoint") {
 }
 
 TEST_CASE("shape: index_select picks per-sample entries along axis 1") {
-  for (DType d : kDTypes) {
+  for (DType d : test::kBoth) {
     CAPTURE(dtype_name(d));
     Tape tape;
     Var x = tape.input(iota(Shape{2, 3, 2}, d), true);  // x[b, n] = [6b + 2n, 6b + 2n + 1]

@@ -35,7 +35,7 @@ nlohmann::json story_settings(const TempDir& dir, nlohmann::json extra = nlohman
   return s;
 }
 
-const std::string kRealData = test::shared_path("data/babi");
+const std::string kBabiDir = test::shared_path("data/babi");
 
 }  // namespace
 
@@ -230,9 +230,9 @@ TEST_CASE("babi story view: an en-10k task without its training file trains on t
 
 TEST_CASE("babi story view: counts of the real en-10k data" *
           doctest::test_suite(test::kSharedData)) {
-  if (!test::shared_data_present(kRealData)) return;
+  if (!test::shared_data_present(kBabiDir)) return;
   babi::LoadOptions o;
-  o.data_dir = kRealData;
+  o.data_dir = kBabiDir;
   o.set = "en-10k";
   o.tasks = babi::parse_task_list("1,2,4-20");
   const babi::StoryData d = babi::load_stories(o);

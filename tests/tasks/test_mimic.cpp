@@ -29,10 +29,6 @@ std::vector<std::vector<std::string>> read_all(const fs::path& path) {
   return rows;
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("csv: quoted fields keep commas, doubled quotes and line breaks; CRLF and BOM") {

@@ -8,6 +8,7 @@
 
 #include "engine/error.hpp"
 #include "models/model.hpp"
+#include "tests/test_util.hpp"
 #include "tools/figures/figure.hpp"
 #include "tools/trace_view.hpp"
 
@@ -118,21 +119,15 @@ FigureInput long_story(bool attends) {
   return in;
 }
 
-size_t count(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("amn-fig3: a cell per bank and sentence, absent banks grey, creations and moves marked") {
   const std::string svg = find_figure("amn-fig3").draw(hand_story());
-  CHECK(count(svg, "class=\"absent\"") == 3);  // m_1 at 1; m_2 at 1 and 2
-  CHECK(count(svg, "class=\"bank-cell") == 6);
-  CHECK(count(svg, "class=\"bank-cell created\"") == 2);  // m_1 at 2, m_2 at 3
-  CHECK(count(svg, "class=\"entered\"") == 5);            // m_0: 3 at 1, john and garden at 2
-  CHECK(count(svg, "class=\"moved\"") == 4);              // mary, kitchen; garden; mary
+  CHECK(test::count_of(svg, "class=\"absent\"") == 3);  // m_1 at 1; m_2 at 1 and 2
+  CHECK(test::count_of(svg, "class=\"bank-cell") == 6);
+  CHECK(test::count_of(svg, "class=\"bank-cell created\"") == 2);  // m_1 at 2, m_2 at 3
+  CHECK(test::count_of(svg, "class=\"entered\"") == 5);  // m_0: 3 at 1, john and garden at 2
+  CHECK(test::count_of(svg, "class=\"moved\"") == 4);    // mary, kitchen; garden; mary
   CHECK(svg.find("m_2 after sentence 3: mary (entered)</title>") != std::string::npos);
   CHECK(svg.find("m_1 after sentence 3: mary, kitchen, garden (entered)</title>") !=
         std::string::npos);
@@ -143,14 +138,15 @@ TEST_CASE("amn-fig3: a cell per bank and sentence, absent banks grey, creations 
 
 TEST_CASE("amn-fig4: a graph per sentence with its path, and the banks read for the answer") {
   const std::string svg = find_figure("amn-fig4").draw(hand_story());
-  CHECK(count(svg, "class=\"panel\"") == 4);             // 3 sentences and the answer
-  CHECK(count(svg, "class=\"edge-now\"") == 6);          // two edges a sentence
-  CHECK(count(svg, "class=\"edge\"") == 2 + 4 + 4 + 4);  // A after each sentence, then the end
-  CHECK(count(svg, "class=\"read-bank\"") == 2);
-  CHECK(count(svg, "m_0: not read") == 1);
-  CHECK(count(svg, "m_2: read, d = 0.70") == 1);
-  CHECK(count(svg, "class=\"node examined\"") == 3);          // mary, kitchen, garden
-  CHECK(svg.find(">mary 1.00</text>") != std::string::npos);  // ps in m_2, its highest read bank
+  CHECK(test::count_of(svg, "class=\"panel\"") == 4);     // 3 sentences and the answer
+  CHECK(test::count_of(svg, "class=\"edge-now\"") == 6);  // two edges a sentence
+  CHECK(test::count_of(svg, "class=\"edge\"") ==
+        2 + 4 + 4 + 4);  // A after each sentence, then the end
+  CHECK(test::count_of(svg, "class=\"read-bank\"") == 2);
+  CHECK(test::count_of(svg, "m_0: not read") == 1);
+  CHECK(test::count_of(svg, "m_2: read, d = 0.70") == 1);
+  CHECK(test::count_of(svg, "class=\"node examined\"") == 3);  // mary, kitchen, garden
+  CHECK(svg.find(">mary 1.00</text>") != std::string::npos);   // ps in m_2, its highest read bank
   CHECK(svg.find(">garden 0.88</text>") != std::string::npos);
   CHECK(svg.find(">kitchen</text>") != std::string::npos);  // ps 0.02: not printed
   CHECK(svg.find("4 / 5 = 0.80") != std::string::npos);     // m_1's 3 and m_2's 1 of 5
@@ -161,7 +157,7 @@ TEST_CASE("amn-fig4: a graph per sentence with its path, and the banks read for 
 
 TEST_CASE("amn-fig4: a long story gets panels for the sentences the answer's read attended to") {
   const std::string svg = find_figure("amn-fig4").draw(long_story(true));
-  CHECK(count(svg, "class=\"panel\"") == 3);  // sentences 3 and 12, and the answer
+  CHECK(test::count_of(svg, "class=\"panel\"") == 3);  // sentences 3 and 12, and the answer
   CHECK(svg.find(">after 3. a3 moved p3</text>") != std::string::npos);
   CHECK(svg.find(">after 12. a12 moved p12</text>") != std::string::npos);
   CHECK(svg.find(">after 14.") == std::string::npos);
@@ -172,15 +168,15 @@ TEST_CASE("amn-fig4: a long story gets panels for the sentences the answer's rea
         std::string::npos);
   // Nodes: moved, a3, p3, a12, p12 of the 29 (sentence 3's panel: the three said by then).
   CHECK(svg.find("Only 5 of the story's 29 entities have a node") != std::string::npos);
-  CHECK(count(svg, "class=\"node") == 3 + 5 + 5);
-  CHECK(count(svg, "class=\"edge\"") == 2 + 4 + 4);  // A's edges between drawn nodes only
-  CHECK(count(svg, "class=\"edge-now\"") == 2 + 2);
+  CHECK(test::count_of(svg, "class=\"node") == 3 + 5 + 5);
+  CHECK(test::count_of(svg, "class=\"edge\"") == 2 + 4 + 4);  // A's edges between drawn nodes only
+  CHECK(test::count_of(svg, "class=\"edge-now\"") == 2 + 2);
   CHECK(svg.find(">a3 0.60</text>") != std::string::npos);
 }
 
 TEST_CASE("amn-fig4: a long story without attention to go by shows its last 10 sentences") {
   const std::string svg = find_figure("amn-fig4").draw(long_story(false));
-  CHECK(count(svg, "class=\"panel\"") == 11);
+  CHECK(test::count_of(svg, "class=\"panel\"") == 11);
   CHECK(svg.find(">after 4.") == std::string::npos);
   CHECK(svg.find(">after 5. a5 moved p5</text>") != std::string::npos);
   CHECK(svg.find("panels only for the last 10 (no entity reached ps &gt;= 0.05 in the answer's "

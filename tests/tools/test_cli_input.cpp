@@ -22,15 +22,12 @@
 
 using namespace memgrad::cli;
 using memgrad::parse_json;
+using memgrad::test::contains;
 using memgrad::test::Run;
 using memgrad::test::run;
 using memgrad::test::TempDir;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 const char* kScores4 = "0.9,0.1,0.8\n0.7,0.2,0.6\n0.1,0.9,0.3\n0.8,0.7,0.2\n";
 

@@ -16,12 +16,6 @@ using namespace memgrad::cli;
 
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // A note of three words and three labels: gold labels 0 and 2, predicted order 2, 1, 0.
 FigureInput note_input(const std::string& series = "g") {
   FigureInput in;
@@ -55,7 +49,7 @@ TEST_CASE("grnn-fig4: gold then predicted labels as rows, the note's words as co
   CHECK(figure_applies(fig, "text-gru", "codiesp"));
   CHECK_FALSE(figure_applies(fig, "grnn", "babi"));
   const std::string svg = fig.draw(note_input());
-  CHECK(count(svg, "class=\"cell\"") == 9);  // 3 rows (2 gold, 1 predicted) x 3 words
+  CHECK(test::count_of(svg, "class=\"cell\"") == 9);  // 3 rows (2 gold, 1 predicted) x 3 words
   CHECK(svg.find("a00 First title  [gold]") != std::string::npos);
   CHECK(svg.find("c00 Third title  [gold]") != std::string::npos);
   CHECK(svg.find("b00 Second title  [predicted 2, p 0.6000]") != std::string::npos);

@@ -115,17 +115,17 @@ TEST_CASE("fuzz finding: a PhysioNet RecordID too large for int64") {
   const std::string outcomes = dir.write(
       "Outcomes-a.txt",
       "RecordID,SAPS-I,SOFA,Length_of_stay,Survival,In-hospital_death\n" + id + ",6,1,5,-1,0\n");
-  CHECK(error_of([&] { physionet::read_outcomes(outcomes); }) ==
+  CHECK(error_of([&] { memgrad::physionet::read_outcomes(outcomes); }) ==
         outcomes + ":2: RecordID '" + id.substr(0, 60) +
             "...' (62 bytes) is not a positive whole number");
-  physionet::Quirks quirks;
+  memgrad::physionet::Quirks quirks;
   CHECK_HAS(error_of([&] {
-              physionet::parse_record("Time,Parameter,Value\n00:00,RecordID,1e61\n", "r.txt", 0,
-                                      quirks);
+              memgrad::physionet::parse_record("Time,Parameter,Value\n00:00,RecordID,1e61\n",
+                                               "r.txt", 0, quirks);
             }),
             "r.txt:2: RecordID '1e61' is not a positive whole number");
   // The largest RecordID a double holds exactly still reads.
-  CHECK(physionet::parse_record("Time,Parameter,Value\n00:00,RecordID,9007199254740992\n", "r.txt",
-                                0, quirks)
+  CHECK(memgrad::physionet::parse_record("Time,Parameter,Value\n00:00,RecordID,9007199254740992\n",
+                                         "r.txt", 0, quirks)
             .id == 9007199254740992LL);
 }

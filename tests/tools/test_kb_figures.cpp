@@ -18,18 +18,7 @@ using memgrad::test::Run;
 using memgrad::test::run;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("figures cmemnn-fig3 and kb-hops on codiesp-kb runs") {
   const test::KbFixture fx;
@@ -42,31 +31,31 @@ TEST_CASE("figures cmemnn-fig3 and kb-hops on codiesp-kb runs") {
   const fs::path fig3 = fx.dir.path / "fig3.svg";
   const Run f = run(cmd_figure, {"cmemnn-fig3", "--checkpoint", c + "," + e, "--out", fig3});
   REQUIRE(f.code == 0);
-  const std::string svg = read(fig3);
+  const std::string svg = test::read_text(fig3);
   CHECK(svg.rfind("<?xml", 0) == 0);
-  CHECK(contains(svg, "c-memnn, 3 hops"));
-  CHECK(contains(svg, "memn2n-kb, 4 hops"));
-  CHECK(contains(svg, "dev P@5"));
+  CHECK(test::contains(svg, "c-memnn, 3 hops"));
+  CHECK(test::contains(svg, "memn2n-kb, 4 hops"));
+  CHECK(test::contains(svg, "dev P@5"));
   const Run page = run(cmd_figure, {"cmemnn-fig3", "--checkpoint", c, "--out",
                                     (fx.dir.path / "fig3.html").string()});
   REQUIRE(page.code == 0);
-  CHECK(contains(read(fx.dir.path / "fig3.html"), "<li>" + c + "</li>"));
+  CHECK(test::contains(test::read_text(fx.dir.path / "fig3.html"), "<li>" + c + "</li>"));
 
   // kb-hops: gated addressing's gates for C-MemNN (3 hops), softmax attention for End-to-End.
   const fs::path hops = fx.dir.path / "hops.svg";
   REQUIRE(run(cmd_figure, {"kb-hops", "--checkpoint", c, "--sample", "0", "--out", hops}).code ==
           0);
-  std::string h = read(hops);
-  CHECK(contains(h, "gates σ(g_i)"));
-  CHECK(contains(h, "hop 3"));
-  CHECK(!contains(h, "hop 4"));
+  std::string h = test::read_text(hops);
+  CHECK(test::contains(h, "gates σ(g_i)"));
+  CHECK(test::contains(h, "hop 3"));
+  CHECK(!test::contains(h, "hop 4"));
   // Test note 0 is "g" (fever): R50.9 is starred; the pages carry their Disease Ontology names.
-  CHECK(contains(h, "* R509"));
-  CHECK(contains(h, "[DO: gastroenteritis"));
+  CHECK(test::contains(h, "* R509"));
+  CHECK(test::contains(h, "[DO: gastroenteritis"));
   REQUIRE(run(cmd_figure, {"kb-hops", "--checkpoint", e, "--out", hops}).code == 0);
-  h = read(hops);
-  CHECK(contains(h, "Attention p_i"));
-  CHECK(contains(h, "hop 4"));
+  h = test::read_text(hops);
+  CHECK(test::contains(h, "Attention p_i"));
+  CHECK(test::contains(h, "hop 4"));
 
   // Errors: a sample or a setting for a figure of logs, an empty run in the list, a run of a log
   // without dev P@5 lines, a figure of another model's runs.
@@ -80,12 +69,12 @@ TEST_CASE("figures cmemnn-fig3 and kb-hops on codiesp-kb runs") {
   std::ofstream(fs::path(e) / "log.jsonl") << "{\"step\": 0, \"loss\": 1}\n";
   r = run(cmd_figure, {"cmemnn-fig3", "--checkpoint", c + "," + e, "--out", fig3});
   CHECK(r.code == 2);
-  CHECK(contains(r.error, e + "/log.jsonl has no epoch line with dev_p_at_5"));
+  CHECK(test::contains(r.error, e + "/log.jsonl has no epoch line with dev_p_at_5"));
   std::ofstream(fs::path(e) / "log.jsonl") << "{\"step\": 0}\nnot json\n{\"step\": 1}\n";
   r = run(cmd_figure, {"cmemnn-fig3", "--checkpoint", e, "--out", fig3});
   CHECK(r.code == 2);
   CHECK(r.error == e + "/log.jsonl:2: not a JSON object");
   r = run(cmd_figure, {"dmnc-fig3", "--checkpoint", c, "--out", fig3});
   CHECK(r.code == 2);
-  CHECK(contains(r.error, " is c-memnn on codiesp-kb"));
+  CHECK(test::contains(r.error, " is c-memnn on codiesp-kb"));
 }

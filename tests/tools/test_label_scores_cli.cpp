@@ -27,10 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // Five notes x three labels; scores from gold: `perfect` ranks every positive first, `reversed`
 // last, `noisy` in between.
 const std::vector<std::vector<int>> kGold = {{1, 0, 0}, {0, 1, 1}, {1, 1, 0}, {0, 0, 1}, {0, 1, 0}};
@@ -136,8 +132,8 @@ TEST_CASE("metrics bootstrap on per-label files: known answers, pairs, seeds as 
                                    "--format", "table"});
   REQUIRE(n1.code == 0);
   CHECK(n1.out == n2.out);
-  CHECK(contains(n1.out, "5 notes, 3 labels (0 without both classes), 7 positives"));
-  CHECK(contains(n1.out, "P@1"));
+  CHECK(test::contains(n1.out, "5 notes, 3 labels (0 without both classes), 7 positives"));
+  CHECK(test::contains(n1.out, "P@1"));
   const auto nj =
       parse_json(run(cmd_metrics, {"bootstrap", "--scores", noisy, "--versus", perfect}).out);
   CHECK(nj["difference"]["auc_macro"].get<double>() < 0);
@@ -183,16 +179,19 @@ TEST_CASE("metrics bootstrap on per-label files: mismatches named by file and li
   const std::string binary = tmp.write("binary.csv", "record_id,split,label,score\n1,test,0,0.5\n");
   r = run(cmd_metrics, {"bootstrap", "--scores", a + "," + binary});
   CHECK(r.code == 2);
-  CHECK(contains(r.error, binary + ":1: the header must be 'record_id,split,code,gold,score'"));
+  CHECK(
+      test::contains(r.error, binary + ":1: the header must be 'record_id,split,code,gold,score'"));
   r = run(cmd_metrics, {"bootstrap", "--scores", a, "--split", "dev"});
   CHECK(r.code == 2);
   CHECK(r.error == a + ": no note of split 'dev' (the file has test)");
   CHECK(run(cmd_metrics, {"bootstrap", "--scores", a, "--k", "0"}).code == 2);
   r = run(cmd_metrics, {"bootstrap", "--scores", a + ","});
   CHECK(r.code == 2);
-  CHECK(contains(r.error, "option --scores expects a comma-separated list without empty items"));
+  CHECK(test::contains(r.error,
+                       "option --scores expects a comma-separated list without empty items"));
   r = run(cmd_metrics, {"bootstrap", "--scores", a, "--versus", a + ",," + a});
   CHECK(r.code == 2);
-  CHECK(contains(r.error, "option --versus expects a comma-separated list without empty items"));
+  CHECK(test::contains(r.error,
+                       "option --versus expects a comma-separated list without empty items"));
   CHECK(run(cmd_metrics, {"bootstrap", "--scores", binary, "--k", "3"}).code == 2);
 }

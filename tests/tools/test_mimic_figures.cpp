@@ -17,6 +17,7 @@
 
 #include "engine/json_text.hpp"
 #include "tests/tasks/mimic_fixture.hpp"
+#include "tests/test_util.hpp"
 #include "tests/tools/cli_run.hpp"
 
 using namespace memgrad;
@@ -28,19 +29,6 @@ namespace fs = std::filesystem;
 namespace fx = memgrad::test::mimic_fixture;
 
 namespace {
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 Run train(const std::string& task, const std::string& model, const fs::path& data,
           const fs::path& out) {
@@ -92,8 +80,8 @@ TEST_CASE("dmnc-fig3/fig4 on mimic-drugs: a bar per code, named from D_ICD_DIAGN
     Run r = run(cmd_figure, {"dmnc-fig3", "--checkpoint", ck.string(), "--sample", "1", "--out",
                              fig3.string()});
     REQUIRE_MESSAGE(r.code == 0, r.error);
-    std::string svg = read(fig3);
-    CHECK(count(svg, "class=\"bar\"") == dx.size());
+    std::string svg = test::read_text(fig3);
+    CHECK(test::count_of(svg, "class=\"bar\"") == dx.size());
     CHECK(svg.find("M1's write gate g^w_t over the admission's diagnoses") != std::string::npos);
     // Each bar's code in bold, its title after it when the dictionary has one, in SEQ_NUM order.
     size_t at = 0;
@@ -112,8 +100,8 @@ TEST_CASE("dmnc-fig3/fig4 on mimic-drugs: a bar per code, named from D_ICD_DIAGN
     r = run(cmd_figure,
             {"dmnc-fig4", "--checkpoint", ck.string(), "--sample", "1", "--out", fig4.string()});
     REQUIRE_MESSAGE(r.code == 0, r.error);
-    const std::string page = read(fig4);
-    CHECK(count(page, "class=\"bar\"") == 1);
+    const std::string page = test::read_text(fig4);
+    CHECK(test::count_of(page, "class=\"bar\"") == 1);
     CHECK(page.find("<tspan font-weight=\"bold\">" + proc[0] + "</tspan></text>") !=
           std::string::npos);
     CHECK(page.find("shown bare (no D_ICD_PROCEDURES table in " + data.string() + ")") !=
@@ -124,9 +112,9 @@ TEST_CASE("dmnc-fig3/fig4 on mimic-drugs: a bar per code, named from D_ICD_DIAGN
     const std::string titled = dx[2].substr(5, dx[2].size() - 6) + " (" + dx[2].substr(0, 3) + ")";
     CHECK(page.find("<li>" + titled + "</li>") != std::string::npos);
     CHECK(page.find("NaCl 0.9% (NACL)") != std::string::npos);
-    CHECK(count(page, "p = 0.") + count(page, "p = 1.") == 5);
-    const size_t hits = count(page, "<li class=\"true\">");
-    CHECK(hits == count(page, "&#10003; true"));
+    CHECK(test::count_of(page, "p = 0.") + test::count_of(page, "p = 1.") == 5);
+    const size_t hits = test::count_of(page, "<li class=\"true\">");
+    CHECK(hits == test::count_of(page, "&#10003; true"));
     CHECK(hits >= 1);  // NACL, in every admission, is the most frequent drug
   }
 
@@ -197,7 +185,7 @@ TEST_CASE(
     r = run(cmd_figure, {figure, "--checkpoint", ck.string(), "--sample", std::to_string(sample),
                          "--out", svg_path.string()});
     REQUIRE_MESSAGE(r.code == 0, r.error);
-    const std::string svg = read(svg_path);
+    const std::string svg = test::read_text(svg_path);
     CHECK(svg.find("write gate g^w_t over the admission's " + std::string(view)) !=
           std::string::npos);
     // The bars, "CODE: gate" in their titles, are inspect's codes and gates, in order.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/test_util.hpp"
 #include "tests/tools/cli_run.hpp"
 #include "tests/tools/train_util.hpp"
 
@@ -15,17 +16,6 @@ using memgrad::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-size_t count(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -46,27 +36,27 @@ TEST_CASE("plot: two runs overlaid, loss, evaluation, learning rate and gradient
   const fs::path svg = tmp.path / "curves.svg";
   const test::Run r = run(cmd_plot, {a.string(), b.string(), "--out", svg.string()});
   REQUIRE(r.code == 0);
-  const std::string s = read(svg);
+  const std::string s = test::read_text(svg);
   CHECK(s.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(s.find(">run-a vs run-b</text>") != std::string::npos);
   for (const char* panel : {">training loss</text>", ">learning rate</text>",
                             ">gradient norm (before clipping)</text>"})
-    CHECK(count(s, panel) == 1);
+    CHECK(test::count_of(s, panel) == 1);
   // Each run in every panel's legend; the loss panel also has each run's mean (dashed).
-  CHECK(count(s, ">run-a</text>") == count(s, ">run-b</text>"));
-  CHECK(count(s, ">run-a (mean)</text>") == 1);
+  CHECK(test::count_of(s, ">run-a</text>") == test::count_of(s, ">run-b</text>"));
+  CHECK(test::count_of(s, ">run-a (mean)</text>") == 1);
   // 4 logged steps a run: a point per step on the loss line, with its value on hover.
-  CHECK(count(s, "<title>run-a: 3, ") >= 3);
+  CHECK(test::count_of(s, "<title>run-a: 3, ") >= 3);
   // Self-contained: no scripts, images or links.
   for (const char* bad : {"<script", "<image", "href="}) CHECK(s.find(bad) == std::string::npos);
-  CHECK(r.out == "wrote " + svg.string() + " (" + std::to_string(count(s, "<g transform")) +
-                     " panels, 2 runs)\n");
+  CHECK(r.out == "wrote " + svg.string() + " (" +
+                     std::to_string(test::count_of(s, "<g transform")) + " panels, 2 runs)\n");
 
   const fs::path html = tmp.path / "curves.html";
   REQUIRE(run(cmd_plot, {a.string(), (b / "log.jsonl").string(), "--names", "base,fast", "--out",
                          html.string()})
               .code == 0);
-  const std::string h = read(html);
+  const std::string h = test::read_text(html);
   CHECK(h.find("<title>base vs fast</title>") != std::string::npos);
   CHECK(h.find("model dual-lstm, task sum2seq") != std::string::npos);
   CHECK(h.find("lr 0.01") != std::string::npos);
@@ -86,14 +76,15 @@ TEST_CASE("plot: evaluation tables of up to 4 numbers are panels, constant numbe
         "{\"step\":7,\"epoch\":2,\"best\":false,\"valid_auc_roc\":0.7}\n");
   const fs::path svg = tmp.path / "x.svg";
   REQUIRE(run(cmd_plot, {log.string(), "--out", svg.string()}).code == 0);
-  const std::string s = read(svg);
-  CHECK(count(s, ">eval: accuracy 4</text>") == 1);
-  CHECK(count(s, ">eval: accuracy 8</text>") == 1);
-  CHECK(count(s, ">epoch: valid_auc_roc</text>") == 1);
-  CHECK(count(s, "test_samples") == 0);  // the same at every evaluation
-  CHECK(count(s, "task_errors") == 0);   // a table of 5: metrics.json's
-  CHECK(count(s, "<title>run: 3, 0.5</title>") == 1);
-  CHECK(count(s, "<g transform") == 6);  // loss, 2 accuracies, the epoch score, lr, gradient norm
+  const std::string s = test::read_text(svg);
+  CHECK(test::count_of(s, ">eval: accuracy 4</text>") == 1);
+  CHECK(test::count_of(s, ">eval: accuracy 8</text>") == 1);
+  CHECK(test::count_of(s, ">epoch: valid_auc_roc</text>") == 1);
+  CHECK(test::count_of(s, "test_samples") == 0);  // the same at every evaluation
+  CHECK(test::count_of(s, "task_errors") == 0);   // a table of 5: metrics.json's
+  CHECK(test::count_of(s, "<title>run: 3, 0.5</title>") == 1);
+  CHECK(test::count_of(s, "<g transform") ==
+        6);  // loss, 2 accuracies, the epoch score, lr, gradient norm
 }
 
 TEST_CASE("plot: a missing or malformed log.jsonl is an error naming file and line") {

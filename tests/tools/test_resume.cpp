@@ -35,11 +35,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 void append_text(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary | std::ios::app) << text;
 }
@@ -67,7 +62,7 @@ std::string stderr_of(Fn fn) {
   ::dup2(saved, STDERR_FILENO);
   ::close(saved);
   std::fclose(file);
-  return read_text(path);
+  return test::read_text(path);
 }
 
 // A pid no process has: a child that has exited and been reaped.
@@ -83,7 +78,7 @@ pid_t dead_pid() {
 
 // Rewrites a safetensors file without its checksum entries, as a memgrad before them wrote it.
 void strip_checksums(const fs::path& path) {
-  const std::string bytes = read_text(path);
+  const std::string bytes = test::read_text(path);
   uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
   auto header = nlohmann::ordered_json::parse(bytes.substr(8, n));
@@ -140,7 +135,8 @@ TEST_CASE(
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   REQUIRE(WIFEXITED(status));  // not killed by the signal: it stopped by itself
   CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
-  CHECK(read_text(err).find("terminated (SIGTERM): checkpoint saved at step") != std::string::npos);
+  CHECK(test::read_text(err).find("terminated (SIGTERM): checkpoint saved at step") !=
+        std::string::npos);
   REQUIRE(fs::exists(run / "checkpoint.safetensors"));
   const int64_t stopped =
       std::stoll(load_safetensors((run / "checkpoint.safetensors").string()).metadata["next_step"]);
@@ -192,7 +188,7 @@ TEST_CASE("a resumed run's log is the uninterrupted run's, line for line, for an
       CAPTURE(i);
       CHECK(dump_json(a[i]) == dump_json(b[i]));
     }
-    CHECK(read_text(whole / "metrics.json") == read_text(split / "metrics.json"));
+    CHECK(test::read_text(whole / "metrics.json") == test::read_text(split / "metrics.json"));
   }
 }
 
@@ -202,7 +198,7 @@ TEST_CASE("a torn last log line is dropped with a note; any other bad line is an
   REQUIRE(cmd_train(tiny_run(whole, 4)) == 0);
   REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
   // A kill or power loss in the middle of writing the next line.
-  const std::string good_log = read_text(run / "log.jsonl");
+  const std::string good_log = test::read_text(run / "log.jsonl");
   append_text(run / "log.jsonl", "{\"step\":2,\"loss\":1.2");
   const std::string note = stderr_of([&] {
     REQUIRE(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}) == 0);
@@ -219,7 +215,7 @@ TEST_CASE("a torn last log line is dropped with a note; any other bad line is an
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find(":3: dropped a torn last line '\\x00\\x00\\x00\\x00\\x00'") !=
         std::string::npos);
-  CHECK(read_text(dir.log()) == good_log);
+  CHECK(test::read_text(dir.log()) == good_log);
 
   // Not torn: a bad line followed by others, a complete bad last line, a line without a step.
   const std::pair<std::string, const char*> bad[] = {
@@ -233,7 +229,7 @@ TEST_CASE("a torn last log line is dropped with a note; any other bad line is an
     std::ofstream(dir.log(), std::ios::binary) << text;
     CHECK_THROWS_WITH_AS(cmd_train({"--resume", run.string(), "--iterations", "4", "--quiet"}),
                          doctest::Contains(message), Error);
-    CHECK(read_text(dir.log()) == text);  // left as it was
+    CHECK(test::read_text(dir.log()) == text);  // left as it was
   }
 }
 
@@ -242,7 +238,7 @@ TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run s
   const fs::path run = tmp.path / "run";
   REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
   const fs::path checkpoint = run / "checkpoint.safetensors";
-  const std::string good = read_text(checkpoint);
+  const std::string good = test::read_text(checkpoint);
   auto restore = [&] { std::ofstream(checkpoint, std::ios::binary) << good; };
   auto resume = [&] {
     return cmd_train({"--resume", run.string(), "--iterations", "3", "--quiet"});
@@ -279,7 +275,7 @@ TEST_CASE("checkpoint metadata is parsed strictly, its format checked, its run s
 
   // config.json edited after the checkpoint: another run than the one the checkpoint saved.
   const fs::path config = run / "config.json";
-  const std::string good_config = read_text(config);
+  const std::string good_config = test::read_text(config);
   for (const auto& [group, key, value] : {std::tuple{"train", "lr", nlohmann::json(0.005)},
                                           std::tuple{"model_config", "hidden", nlohmann::json(7)},
                                           std::tuple{"task_settings", "lmax", nlohmann::json(3)}}) {
@@ -310,7 +306,7 @@ TEST_CASE(
   const fs::path run = tmp.path / "run";
   REQUIRE(cmd_train(tiny_run(run, 2)) == 0);
   const fs::path checkpoint = run / "checkpoint.safetensors";
-  const std::string good = read_text(checkpoint);
+  const std::string good = test::read_text(checkpoint);
   auto resume = [&] {
     return cmd_train({"--resume", run.string(), "--iterations", "3", "--quiet"});
   };
@@ -402,7 +398,7 @@ TEST_CASE("a run killed between a best epoch and the next checkpoint resumes to 
   // A checkpoint just before that epoch ends, then the run past it (best.json written), then
   // the checkpoint put back: as if killed after best.json and before the next checkpoint.
   REQUIRE(cmd_train(run(split, int(best_step))) == 0);  // steps 0 .. best_step - 1
-  const std::string saved = read_text(split / "checkpoint.safetensors");
+  const std::string saved = test::read_text(split / "checkpoint.safetensors");
   REQUIRE(cmd_train({"--resume", split.string(), "--iterations", std::to_string(best_step + 2),
                      "--quiet"}) == 0);
   std::ofstream(split / "checkpoint.safetensors", std::ios::binary) << saved;
@@ -430,6 +426,6 @@ TEST_CASE("a run killed between a best epoch and the next checkpoint resumes to 
     CAPTURE(i);
     CHECK(dump_json(a[i]) == dump_json(b[i]));
   }
-  CHECK(read_text(whole / "best.json") == read_text(split / "best.json"));
-  CHECK(read_text(whole / "metrics.json") == read_text(split / "metrics.json"));
+  CHECK(test::read_text(whole / "best.json") == test::read_text(split / "best.json"));
+  CHECK(test::read_text(whole / "metrics.json") == test::read_text(split / "metrics.json"));
 }

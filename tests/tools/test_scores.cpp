@@ -30,10 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // A scores file of ten set_b stays 1..10 with these labels and scores.
 std::string scores_file(const TempDir& tmp, const std::string& name,
                         const std::vector<double>& scores) {
@@ -87,8 +83,8 @@ TEST_CASE("eval --scores writes every evaluated stay; bootstrap agrees with metr
   const Run p = run(cmd_metrics, {"bootstrap", "--scores", file, "--versus", file, "--split",
                                   "valid", "--format", "table"});
   REQUIRE(p.code == 0);
-  CHECK(contains(p.out, "A - B"));
-  CHECK(contains(p.out, "AUC-ROC 0.0000 [0.0000, 0.0000]  AUC-PR 0.0000 [0.0000, 0.0000]"));
+  CHECK(test::contains(p.out, "A - B"));
+  CHECK(test::contains(p.out, "AUC-ROC 0.0000 [0.0000, 0.0000]  AUC-PR 0.0000 [0.0000, 0.0000]"));
 }
 
 TEST_CASE("metrics bootstrap: paired intervals with known answers, seeded") {
@@ -156,8 +152,8 @@ TEST_CASE("metrics bootstrap: an empty item in a --scores or --versus list names
     CAPTURE(words.back());
     const Run r = run(cmd_metrics, words);
     CHECK(r.code == 2);
-    CHECK(contains(r.error,
-                   "option " + flag + " expects a comma-separated list without empty items"));
+    CHECK(test::contains(r.error,
+                         "option " + flag + " expects a comma-separated list without empty items"));
     CHECK(r.out.empty());
   }
 }
@@ -178,14 +174,15 @@ TEST_CASE("metrics bootstrap: bad files are named by file and line, exit code 2"
   const std::string f2 = tmp.write("short.csv", text + "11,set_b,0\n");
   r = run(cmd_metrics, {"bootstrap", "--scores", f2});
   CHECK(r.code == 2);
-  CHECK(contains(r.error, f2 + ":12: expected 4 fields (record_id,split,label,score), got 3"));
+  CHECK(
+      test::contains(r.error, f2 + ":12: expected 4 fields (record_id,split,label,score), got 3"));
   // A score that is not a number, a missing header, an absent split, a missing file.
   const std::string f3 = tmp.write("nan.csv", text + "11,set_b,0,nan\n");
   CHECK(run(cmd_metrics, {"bootstrap", "--scores", f3}).error ==
         f3 + ":12: score must be a finite number, got 'nan'");
   const std::string f4 = tmp.write("nohead.csv", text.substr(text.find('\n') + 1));
-  CHECK(contains(run(cmd_metrics, {"bootstrap", "--scores", f4}).error,
-                 f4 + ":1: the header must be 'record_id,split,label,score'"));
+  CHECK(test::contains(run(cmd_metrics, {"bootstrap", "--scores", f4}).error,
+                       f4 + ":1: the header must be 'record_id,split,label,score'"));
   r = run(cmd_metrics, {"bootstrap", "--scores", good, "--split", "test"});
   CHECK(r.code == 2);
   CHECK(r.error == good + ": no example of split 'test' (the file has set_b)");
@@ -196,7 +193,7 @@ TEST_CASE("metrics bootstrap: bad files are named by file and line, exit code 2"
   const std::string f5 = tmp.write("other.csv", other);
   r = run(cmd_metrics, {"bootstrap", "--scores", good, "--versus", f5});
   CHECK(r.code == 2);
-  CHECK(contains(r.error, good + ":4: record '3' where " + f5 + ":4 has record '33'"));
+  CHECK(test::contains(r.error, good + ":4: record '3' where " + f5 + ":4 has record '33'"));
   const std::string f6 = tmp.write("fewer.csv", text.substr(0, text.rfind("10,set_b")));
   r = run(cmd_metrics, {"bootstrap", "--scores", good, "--versus", f6});
   CHECK(r.code == 2);
