@@ -6,9 +6,9 @@
 #   tools/fuzz.sh                      every target for 1 minute
 #   tools/fuzz.sh --minutes N          every target for N minutes
 #   tools/fuzz.sh --seconds N          every target for N seconds
+#   tools/fuzz.sh --seconds 8          what .ci/run does
 #   tools/fuzz.sh --quick-build ...    the targets built at -O0, not -O1: half the build time and
-#                                      fewer executions a second, for short runs (.ci/run:
-#                                      --quick-build --seconds 8)
+#                                      2-9x fewer executions a second, for a quick check
 #   tools/fuzz.sh ... babi metrics     only these targets
 # Prints one line per target (executions, coverage, corpus size) and exits 1 when any target
 # found a crash, a sanitizer report, a leak, a hang (10 s per input) or memory above 2 GB; the
