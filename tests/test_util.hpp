@@ -1,5 +1,7 @@
 // Helpers shared by the test suites: value comparison with a dtype's tolerance, a temporary
-// folder, running the registered gradient-check cases of a list of ops, and finding ../shared.
+// folder, running the registered gradient-check cases of a list of ops, finding ../shared, and
+// reading a file and searching text. Test files are compiled in unity batches
+// (tests/CMakeLists.txt): a helper two files need belongs here, not in both.
 #pragma once
 #include <doctest/doctest.h>
 #include <unistd.h>
