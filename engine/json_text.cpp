@@ -17,6 +17,8 @@ nlohmann::json parse_json_or_discarded(std::istream& in) {
 
 std::string dump_json(const nlohmann::json& value, int indent) { return value.dump(indent); }
 
-std::string dump_json(const nlohmann::ordered_json& value, int indent) { return value.dump(indent); }
+std::string dump_json(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent);
+}
 
 }  // namespace memgrad
