@@ -17,10 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 void write_bytes(const fs::path& p, const std::string& b) {
   std::ofstream out(p, std::ios::binary);
   out << b;
@@ -50,7 +46,7 @@ TEST_CASE("safetensors round trip keeps names, shapes, dtypes, values and metada
   CHECK(back.tensors[1].second.at(2) == 1e-300);
   CHECK(back.metadata.at("step") == "17");
   // Layout: 8-byte little-endian header length, then JSON, data 8-byte aligned.
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = test::read_text(path);
   uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
   CHECK(n % 8 == 0);
@@ -66,7 +62,7 @@ TEST_CASE("corrupt or truncated safetensors files are rejected with a clear mess
   TempDir dir;
   const fs::path good = dir.path / "good.safetensors";
   save_safetensors(good.string(), sample_file());
-  const std::string bytes = read_bytes(good);
+  const std::string bytes = test::read_text(good);
   const fs::path bad = dir.path / "bad.safetensors";
   auto load_bad = [&](const std::string& b) {
     write_bytes(bad, b);
@@ -145,7 +141,7 @@ TEST_CASE(
   char want[17];
   std::snprintf(want, sizeof want, "%016llx",
                 static_cast<unsigned long long>(fnv1a64(f.tensors[0].second.raw(), 16)));
-  const std::string bytes = read_bytes(good);
+  const std::string bytes = test::read_text(good);
   CHECK(bytes.find(std::string("\"fnv1a64:a\":\"") + want + "\"") != std::string::npos);
   CHECK(fnv1a64("a", 1) == 0xaf63dc4c8601ec8cULL);  // the published FNV-1a 64 test vector
 

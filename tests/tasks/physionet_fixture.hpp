@@ -81,10 +81,6 @@ inline void write_gz(const std::string& path, const std::string& bytes) {
   REQUIRE(gzclose(f) == Z_OK);
 }
 
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }

@@ -244,10 +244,10 @@ TEST_CASE("physionet: tar.gz archives are read in memory; corrupt ones are error
   const std::string first = (tmp.path / "first.gz").string();
   write_gz(first, "abc");
   write_gz(gz2, "def");
-  write_bytes(gz2, read_bytes(first) + read_bytes(gz2));
+  write_bytes(gz2, test::read_text(first) + test::read_text(gz2));
   CHECK(gunzip_file(gz2) == "abcdef");
 
-  const std::string bytes = read_bytes(gz);
+  const std::string bytes = test::read_text(gz);
   std::string corrupt = bytes;
   for (size_t i = 20; i < 40; ++i) corrupt[i] = char(corrupt[i] ^ 0x5a);
   write_bytes(gz, corrupt);
@@ -447,7 +447,7 @@ TEST_CASE("physionet: the data folder's SHA256SUMS.txt is checked, a mismatch na
     for (const std::string& f : files) sums += sha256_file_hex(m.dir + "/" + f) + "  " + f + "\n";
     tmp.write("SHA256SUMS.txt", sums);
     if (!edited.empty()) {
-      std::string bytes = read_bytes(m.dir + "/" + edited);
+      std::string bytes = test::read_text(m.dir + "/" + edited);
       bytes += extra;
       write_bytes(m.dir + "/" + edited, bytes);
     }
@@ -495,7 +495,7 @@ TEST_CASE("physionet: the data folder's SHA256SUMS.txt is checked, a mismatch na
 TEST_CASE("physionet: missing outcomes, stray outcomes and missing sets are errors") {
   TempDir tmp;
   const MadeData m = make_data(tmp);
-  const std::string outcomes = read_bytes(m.dir + "/Outcomes-a.txt");
+  const std::string outcomes = test::read_text(m.dir + "/Outcomes-a.txt");
   // Drop record 132003's line.
   const size_t at = outcomes.find("132003,");
   std::string without = outcomes;

@@ -172,8 +172,7 @@ TEST_CASE("inspect: the tape, a filter, an HTML page, a trained run directory") 
   CHECK(out.find("enc1/") == std::string::npos);  // filtered out
   CHECK(out.find("node   op") != std::string::npos);
   CHECK(out.find("cross_entropy") != std::string::npos);
-  std::ifstream in(page);
-  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string html = test::read_text(page);
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("dec/attention2") != std::string::npos);
   CHECK(html.rfind("</html>\n") == html.size() - 8);
@@ -196,13 +195,8 @@ TEST_CASE("inspect: ebmrnn's page has the paper's Fig. 2 and 3 with variable nam
   stdout_of({"--model", "ebmrnn", "--task", "physionet2012", "--data", data.dir, "--valid-fraction",
              "0.2", "--test-fraction", "0.2", "--threads", "1", "--sample", "2", "--html",
              page.string()});
-  std::ifstream in(page);
-  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto count = [&](const std::string& part) {
-    size_t n = 0;
-    for (size_t at = html.find(part); at != std::string::npos; at = html.find(part, at + 1)) ++n;
-    return n;
-  };
+  const std::string html = test::read_text(page);
+  auto count = [&](const std::string& part) { return test::count_of(html, part); };
   // Fig. 2: 8 slots down, 48 hours across; 40 evictions (one an hour once the slots are full).
   CHECK(count("Fig. 2: explicit memory slot utilization") == 1);
   for (int j = 0; j < 8; ++j) CHECK(count(">slot " + std::to_string(j) + "</text>") == 1);

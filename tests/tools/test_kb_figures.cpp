@@ -18,8 +18,6 @@ using memgrad::test::Run;
 using memgrad::test::run;
 namespace fs = std::filesystem;
 
-namespace {}  // namespace
-
 TEST_CASE("figures cmemnn-fig3 and kb-hops on codiesp-kb runs") {
   const test::KbFixture fx;
   test::write_kb_notes(fx.dir);

@@ -161,11 +161,7 @@ TEST_CASE("metrics bootstrap on per-label files: mismatches named by file and li
                        ":3 has label 'r52' (a paired bootstrap needs the same label set in the "
                        "same order)");
   // Fewer notes; another gold value; a binary file in a multi-label list; an absent split.
-  std::string text;
-  {
-    std::ifstream in(a);
-    text.assign((std::istreambuf_iterator<char>(in)), {});
-  }
+  const std::string text = test::read_text(a);
   const std::string fewer = tmp.write("fewer.csv", text.substr(0, text.find("p5,")));
   r = run(cmd_metrics, {"bootstrap", "--scores", a, "--versus", fewer});
   CHECK(r.code == 2);

@@ -161,7 +161,7 @@ TEST_CASE("metrics bootstrap: an empty item in a --scores or --versus list names
 TEST_CASE("metrics bootstrap: bad files are named by file and line, exit code 2") {
   TempDir tmp;
   const std::string good = scores_file(tmp, "good.csv", kNoisy);
-  const std::string text = memgrad::test::physionet::read_bytes(good);
+  const std::string text = memgrad::test::read_text(good);
   // Line 4 (the third stay) with a label of 2.
   std::string bad_label = text;
   bad_label.replace(bad_label.find("3,set_b,0,"), 10, "3,set_b,2,");
