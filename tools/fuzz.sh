@@ -111,6 +111,8 @@ for t in "${targets[@]}"; do
   declare -F "seed_$t" >/dev/null && "seed_$t" "$corpus"
 done
 
+row_format='%-12s %10s %8s %8s %8s %8s  %s\n'  # the table's columns: its header and every target's row
+
 # fuzz_target T: runs target T for the time given and writes its table row to logs/T.row (the
 # result column "ok" or "FAILED ...": the one record of how the run went).
 fuzz_target() {
@@ -128,7 +130,7 @@ fuzz_target() {
   if ((status != 0)); then
     result="FAILED (exit $status; $(grep -m1 -oE 'ERROR: [A-Za-z]+: [a-z-]+|deadly signal|timeout|out-of-memory|uncaught exception' "$log" || echo see log)): $log"
   fi
-  printf '%-12s %10s %8s %8s %8s %8s  %s\n' "$t" "${runs:-?}" "${time:-?}" "$rate" "${cov:-?}" "$files" "$result" \
+  printf "$row_format" "$t" "${runs:-?}" "${time:-?}" "$rate" "${cov:-?}" "$files" "$result" \
     > "$out/logs/$t.row"
 }
 
@@ -144,7 +146,7 @@ done
 wait || true
 
 failed=0
-printf '%-12s %10s %8s %8s %8s %8s  %s\n' target runs seconds exec/s cov corpus result
+printf "$row_format" target runs seconds exec/s cov corpus result
 for t in "${targets[@]}"; do
   if [ -f "$out/logs/$t.row" ]; then
     cat "$out/logs/$t.row"
